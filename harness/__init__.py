@@ -1,0 +1,20 @@
+"""The lesson's crash-safe agent harness: checkpoints at points A and B, a side-effect ledger, reconcile on --resume.
+
+Importing it loads neither anthropic, ipywidgets nor matplotlib.
+"""
+
+from .checkpoint import load_checkpoint, save_checkpoint, write_json_atomic
+from .crash import CRASH_LABELS, CrashPlan, SimulatedCrash, crash_point
+from .errors import HarnessError
+from .ledger import load_effects, save_effect
+from .loop import MAX_TURNS, run_agent, run_tool_uses
+from .models import APIError, ScriptedModel
+from .reconcile import reconcile
+from .run import Event, Run
+from .tools import READ_ONLY, TOOL_IMPLS, TOOL_SCHEMAS, execute_tool
+
+__all__ = [
+    "APIError", "CRASH_LABELS", "CrashPlan", "Event", "HarnessError", "MAX_TURNS", "READ_ONLY", "Run", "ScriptedModel",
+    "SimulatedCrash", "TOOL_IMPLS", "TOOL_SCHEMAS", "crash_point", "execute_tool", "load_checkpoint", "load_effects",
+    "reconcile", "run_agent", "run_tool_uses", "save_checkpoint", "save_effect", "write_json_atomic",
+]

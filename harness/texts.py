@@ -1,0 +1,96 @@
+"""Every learner-facing string in one place, in the lesson's words, and the event-to-log-line formatter."""
+
+from __future__ import annotations
+
+TASK = "sales-notes.txt を短いレポートにまとめて report.txt に書き出してください。"
+
+SAMPLE_NOTES = """営業メモ 2026年11月
+- A社: 見積もりを再提出した。来週水曜に返事をもらう。
+- B社: 新製品のデモに好反応。導入は来期に検討する。
+- C社: 価格に懸念あり。値引きではなく保守期間の延長を提案する。
+"""
+
+DONE_OK = "report.txt にレポートを書き出しました。タスク完了。"
+DONE_UNKNOWN = "{name} の実行状態が不明です。report.txt を確認してください。"
+MAX_TURNS_REACHED = "最大{max_turns}ターンに達したため、自主的に停止します"
+
+# reconcile's three branches, exactly as the lesson logs them.
+RECONCILE_LINES = {
+    "hit": "台帳ヒット、結果を再利用、再実行しない",
+    "rerun": "台帳ミス、読み取り専用ツール、再実行する",
+    "unknown": "台帳ミスかつ副作用あり、判断不能、is_error を追加",
+}
+UNKNOWN_RESULT = (
+    "この{name}呼び出しの再開前の実行状態は不明です: 台帳にエントリがなく、副作用の重複を避けるため"
+    "再実行していません。完了したかどうかをご自身で確認してください。"
+)
+TOOL_ERROR_RESULT = "ツール実行エラー: {error}"
+LEDGER_ALERT = (
+    "[台帳の書き込みに失敗] tool_use_id={id}: 副作用はすでに起きています。"
+    "再開時に重複実行のリスクがあるため、手動で確認してください（{error}）"
+)
+
+# Loader errors: line 1 says what is wrong, line 2 what to do.
+START_OVER = "このファイルを削除し、--resume なしで最初からやり直してください。"
+CHECKPOINT_MISSING = "{path} が見つかりません。--resume する対象がありません。\n--resume なしで最初から実行してください。"
+CHECKPOINT_UNPARSABLE = (
+    "{path} のパースに失敗しました。書き込みの途中で中断されたファイルの可能性があります。\n"
+    "使い続けるのではなく削除し、--resume なしで最初からやり直してください。"
+    "半分だけ書かれたチェックポイントは推測で元に戻せません。"
+)
+CHECKPOINT_VERSION = (
+    "{path} の version={version} です。このプログラムは version=1 しか受け付けないため、読み込みを拒否します。\n"
+    + START_OVER
+)
+CHECKPOINT_SHAPE = "{path} の形が正しくありません（{detail}）。推測で補わずに読み込みを拒否します。\n" + START_OVER
+NOT_A_FILE = "{path} はファイルではありません（{detail}）。読み込みを拒否します。\n" + START_OVER
+LEDGER_UNPARSABLE = (
+    "{path}（副作用台帳）のパースに失敗しました。空の台帳として扱うと記録済みの副作用を失うため、読み込みを拒否します。\n"
+    "report.txt と tool-runs.log で何が実行済みかを確かめてから、台帳を削除し --resume なしで最初からやり直してください。"
+)
+LEDGER_SHAPE = (
+    "{path}（副作用台帳）の形が正しくありません（{detail}）。推測で補わずに読み込みを拒否します。\n"
+    "report.txt と tool-runs.log で何が実行済みかを確かめてから、台帳を削除し --resume なしで最初からやり直してください。"
+)
+
+# Tool errors (they become is_error tool_results).
+PATH_ESCAPES = "パス {path} は作業フォルダの外を指しています。作業フォルダの中のファイルだけを扱えます"
+FILE_NOT_FOUND = "{path} が見つかりません"
+BAD_TOOL_INPUT = "{name} の入力が正しくありません: {detail}"
+UNKNOWN_TOOL = "未知のツール {name} です"
+
+# The command line.
+BAD_CRASH_AFTER = (
+    "CRASH_AFTER={value} は読めません。LABEL:N の形で、LABEL は {labels} のいずれか、N は 1 以上の整数です。\n"
+    "例: CRASH_AFTER=after-effect-write:3 python -m harness"
+)
+BAD_CRASH_MODE = "CRASH_MODE={value} は読めません。simulated（既定）か sigkill を指定してください。"
+MULTIPLE_TOOL_USES = (
+    "モデルが1ターンに {count} 個の tool_use を返しました。このハーネスは宙ぶらりんな呼び出しを1つしか扱えません。\n"
+    "チェックポイントは直前の地点のまま有効です。原因を確かめてから --resume してください。"
+)
+UNEXPECTED = "予期しないエラーです（{kind}: {error}）。\nHARNESS_DEBUG=1 を付けて再実行すると詳しい情報が出ます。"
+
+
+def format_event(kind: str, data: dict) -> str | None:
+    """The lesson's log line for one event, or None if the event has no line."""
+    if kind == "save_a":
+        return f"[turn {data['turn']}][save A] pending={data['pending']}"
+    if kind == "save_b":
+        tail = " 再開後にこのターンのツール結果を補完" if data.get("resumed") else ""
+        return f"[turn {data['turn']}][save B]{tail}"
+    if kind == "resume":
+        return f"[resume] turn={data['turn']} pending={data['pending'] or 'なし'} を読み込み"
+    if kind == "reconcile":
+        line = RECONCILE_LINES[data["branch"]]
+        return f"[resume][reconcile] tool_use_id={data['id']} name={data['name']} {line}"
+    if kind == "tool_error":
+        return f"[turn {data['turn']}][tool] {data['name']} {TOOL_ERROR_RESULT.format(error=data['error'])}"
+    if kind == "crash":
+        how = "SIGKILL を送信" if data.get("mode") == "sigkill" else "疑似キル"
+        return f"[kill] {data['label']} で{how}"
+    if kind == "done":
+        return f"[done] {data['text']}"
+    if kind == "ledger_write_failed":
+        return LEDGER_ALERT.format(id=data["id"], error=data["error"])
+    return None
