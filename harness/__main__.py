@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -28,38 +27,64 @@ def print_transcript(event: Event) -> None:
         print(line, file=sys.stderr if event.kind == "ledger_write_failed" else sys.stdout, flush=True)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's English error, in the learner's language
-        self.exit(EXIT_USAGE, f"引数を読めません（{message}）。\n使い方: python -m harness [--resume] [--workdir DIR]\n")
+USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR]
+  --resume        checkpoint.json から再開する（reconcile してから続ける）
+  --workdir DIR   作業フォルダ（既定: {DEFAULT_WORKDIR}）
+環境変数: CRASH_AFTER=LABEL:N（LABEL は after-save-a, after-tool-run, after-effect-write, after-save-b）
+          CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）"""
+
+
+def parse_args(argv: list[str]) -> tuple[bool, str]:
+    """(resume, workdir) from the two options; argparse is not used because it alone costs ~8 ms of start-up."""
+    resume, workdir, rest = False, DEFAULT_WORKDIR, list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--resume":
+            resume = True
+        elif arg == "--workdir" and rest:
+            workdir = rest.pop(0)
+        elif arg.startswith("--workdir="):
+            workdir = arg.split("=", 1)[1]
+        elif arg in ("-h", "--help"):
+            print(USAGE)
+            raise SystemExit(0)
+        else:
+            print(f"引数 {arg} を読めません。\n{USAGE.splitlines()[0]}", file=sys.stderr)
+            raise SystemExit(EXIT_USAGE)
+    return resume, workdir
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="python -m harness", description="レッスン6のチェックポイントと再開を配線したハーネス")
-    parser.add_argument("--resume", action="store_true", help="checkpoint.json から再開する")
-    parser.add_argument("--workdir", default=DEFAULT_WORKDIR, help=f"作業フォルダ（既定: {DEFAULT_WORKDIR}）")
-    args = parser.parse_args(argv)
+    resume, workdir_arg = parse_args(sys.argv[1:] if argv is None else argv)
 
     fixed = os.environ.get("HARNESS_FIXED_TIME_MS")  # deterministic ledger timestamps for notebooks and tests
     try:
         clock = (lambda: int(fixed)) if fixed and fixed.isdigit() else wall_clock_ms
         plan = CrashPlan.from_env(os.environ.get("CRASH_AFTER"), os.environ.get("CRASH_MODE"))
-        workdir = Path(args.workdir)
+        workdir = Path(workdir_arg)
         if workdir.exists() and not workdir.is_dir():
-            raise HarnessError(f"作業フォルダ {workdir} はフォルダではありません。\n別の --workdir を指定してください。")
-        if args.resume and not workdir.is_dir():
-            raise HarnessError(f"作業フォルダ {workdir} がありません。--resume する対象がありません。\n"
-                               "--resume なしで最初から実行してください。")
+            raise HarnessError(
+                f"作業フォルダ {workdir} はフォルダではありません。\n別の --workdir を指定してください。"
+            )
+        if resume and not workdir.is_dir():
+            raise HarnessError(
+                f"作業フォルダ {workdir} がありません。--resume する対象がありません。\n"
+                "--resume なしで最初から実行してください。"
+            )
         workdir.mkdir(parents=True, exist_ok=True)
         run = Run(workdir, clock=clock, crash=plan, listeners=[print_transcript])
-        run_agent(run, ScriptedModel(), texts.TASK, TOOL_SCHEMAS, resume=args.resume)
+        run_agent(run, ScriptedModel(), texts.TASK, TOOL_SCHEMAS, resume=resume)
     except SimulatedCrash:
         return EXIT_CRASHED  # the [kill] line was printed by the crash event
     except HarnessError as err:
         print(f"エラー: {err}", file=sys.stderr)
         return EXIT_ERROR
     except APIError as err:
-        print(f"エラー: モデルの API がリクエストを拒否しました: {err}\nチェックポイントはそのまま残っています。"
-              "原因を確かめてから --resume してください。", file=sys.stderr)
+        print(
+            f"エラー: モデルの API がリクエストを拒否しました: {err}\nチェックポイントはそのまま残っています。"
+            "原因を確かめてから --resume してください。",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     except Exception as err:  # a bug: still no traceback unless asked for
         if os.environ.get("HARNESS_DEBUG"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from . import texts
 from .errors import HarnessError
@@ -14,7 +13,7 @@ VERSION = 1
 CHECKPOINT_KEYS = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUse")
 
 
-def write_json_atomic(path: Path, obj: Any) -> None:
+def write_json_atomic(path: Path, obj: object) -> None:
     """Write JSON so the file on disk is always either the old version or the new one, never half of each."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
@@ -40,7 +39,7 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def read_json(path: Path, missing: str, unparsable: str) -> Any:
+def read_json(path: Path, missing: str, unparsable: str) -> object:
     """Read and parse a JSON file; every failure becomes a HarnessError naming the file. Never modifies it."""
     try:
         raw = Path(path).read_bytes()
@@ -70,11 +69,11 @@ def load_checkpoint(path: Path) -> dict:
     return cp
 
 
-def _is_int(x: Any) -> bool:
+def _is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 0
 
 
-def checkpoint_shape_problem(cp: Any) -> str | None:
+def checkpoint_shape_problem(cp: object) -> str | None:
     """What is wrong with a parsed checkpoint's shape, in Japanese, or None if it is the lesson's format."""
     if not isinstance(cp, dict):
         return "JSON オブジェクトではありません"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from dataclasses import dataclass, field
 
 from . import texts
 from .errors import HarnessError
@@ -28,22 +27,24 @@ class SimulatedCrash(Exception):
         self.label = label
 
 
-@dataclass
 class CrashPlan:
     """Crash at the n-th occurrence of label in this run (counted per plan, so two runs never share a count)."""
 
-    label: str
-    n: int
-    mode: str = "simulated"
-    seen: dict[str, int] = field(default_factory=dict)
+    def __init__(self, label: str, n: int, mode: str = "simulated") -> None:
+        if label not in CRASH_LABELS or not isinstance(n, int) or n < 1:
+            raise HarnessError(
+                texts.BAD_CRASH_AFTER.format(value=f"{label}:{n}", labels=", ".join(CRASH_LABELS))
+            )
+        if mode not in CRASH_MODES:
+            raise HarnessError(texts.BAD_CRASH_MODE.format(value=mode))
+        self.label, self.n, self.mode = label, n, mode
+        self.seen: dict[str, int] = {}
 
-    def __post_init__(self) -> None:
-        if self.label not in CRASH_LABELS or self.n < 1 or self.mode not in CRASH_MODES:
-            raise HarnessError(texts.BAD_CRASH_AFTER.format(value=f"{self.label}:{self.n}",
-                                                            labels=", ".join(CRASH_LABELS)))
+    def __repr__(self) -> str:
+        return f"CrashPlan({self.label!r}, {self.n}, {self.mode!r})"
 
     @classmethod
-    def from_env(cls, crash_after: str | None, crash_mode: str | None = None) -> "CrashPlan | None":
+    def from_env(cls, crash_after: str | None, crash_mode: str | None = None) -> CrashPlan | None:
         """Parse CRASH_AFTER / CRASH_MODE as the command line receives them; None when no crash is asked for."""
         mode = crash_mode or "simulated"
         if mode not in CRASH_MODES:
@@ -52,7 +53,9 @@ class CrashPlan:
             return None
         label, _, n = crash_after.partition(":")
         if label not in CRASH_LABELS or not n.isdigit() or int(n) < 1:
-            raise HarnessError(texts.BAD_CRASH_AFTER.format(value=crash_after, labels=", ".join(CRASH_LABELS)))
+            raise HarnessError(
+                texts.BAD_CRASH_AFTER.format(value=crash_after, labels=", ".join(CRASH_LABELS))
+            )
         return cls(label, int(n), mode)
 
     def should_crash(self, label: str) -> bool:

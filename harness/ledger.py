@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from . import texts
 from .checkpoint import read_json, write_json_atomic
@@ -11,7 +10,7 @@ from .crash import crash_point
 from .errors import HarnessError
 
 
-def load_effects(path: Path) -> dict[str, dict[str, Any]]:
+def load_effects(path: Path) -> dict[str, dict[str, object]]:
     """The ledger on disk. A missing file is an empty ledger; a corrupt one is an error, never read as empty."""
     if not Path(path).exists() and not Path(path).is_symlink():
         return {}
@@ -22,14 +21,14 @@ def load_effects(path: Path) -> dict[str, dict[str, Any]]:
     return effects
 
 
-def save_effect(path: Path, tool_use_id: str, entry: dict[str, Any]) -> None:
+def save_effect(path: Path, tool_use_id: str, entry: dict[str, object]) -> None:
     """Add one record {name, result, at} for a tool that has already run, atomically."""
     effects = load_effects(path)
     effects[tool_use_id] = entry
     write_json_atomic(path, effects)
 
 
-def effects_shape_problem(effects: Any) -> str | None:
+def effects_shape_problem(effects: object) -> str | None:
     """What is wrong with a parsed ledger's shape, in Japanese, or None if it is the lesson's format."""
     if not isinstance(effects, dict):
         return "JSON オブジェクトではありません"
@@ -41,7 +40,7 @@ def effects_shape_problem(effects: Any) -> str | None:
     return None
 
 
-def record_effect(run, tool_use_id: str, name: str, output: Any) -> None:
+def record_effect(run, tool_use_id: str, name: str, output: object) -> None:
     """Write the ledger record for a tool that has just returned its real output, then pass the crash point."""
     save_effect(run.effects_path, tool_use_id, {"name": name, "result": output, "at": run.clock()})
     run.emit("effect_written", id=tool_use_id, name=name)

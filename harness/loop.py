@@ -36,9 +36,18 @@ def run_tool_uses(run, content: list[dict], turn: int = 0) -> list[dict]:
     return results
 
 
-def run_agent(run, client, task: str = texts.TASK, tools: list[dict] | None = None, *, resume: bool = False,
-              run_tool_uses=run_tool_uses, reconcile=reconcile,
-              save_checkpoint=save_checkpoint, load_checkpoint=load_checkpoint) -> str:
+def run_agent(
+    run,
+    client,
+    task: str = texts.TASK,
+    tools: list[dict] | None = None,
+    *,
+    resume: bool = False,
+    run_tool_uses=run_tool_uses,
+    reconcile=reconcile,
+    save_checkpoint=save_checkpoint,
+    load_checkpoint=load_checkpoint,
+) -> str:
     """The tool-use loop with two checkpoints a turn; the keyword blocks can be swapped for a learner's own."""
     tools = tools or []
     path = run.checkpoint_path
@@ -96,11 +105,16 @@ def run_agent(run, client, task: str = texts.TASK, tools: list[dict] | None = No
 
 
 def _scene(task, turns, tokens_used, messages, pending) -> dict:
-    return {"version": VERSION, "task": task, "turns": turns, "tokensUsed": tokens_used,
-            "messages": messages, "pendingToolUse": pending}
+    return {
+        "version": VERSION,
+        "task": task,
+        "turns": turns,
+        "tokensUsed": tokens_used,
+        "messages": messages,
+        "pendingToolUse": pending,
+    }
 
 
 def _done(run, text: str) -> str:
     run.emit("done", text=text)
     return text
-

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 from . import texts
 from .run import NOTES_FILE, REPORT_FILE
@@ -25,25 +24,37 @@ class APIError(Exception):
 def pairing_problem(messages: list[dict]) -> str | None:
     """The real API's complaint if a tool_use is not answered first thing in the next user message, else None."""
     if not messages or messages[0].get("role") != "user":
-        return "messages: first message must use the \"user\" role"
+        return 'messages: first message must use the "user" role'
     for i, msg in enumerate(messages):
         blocks = msg["content"] if isinstance(msg["content"], list) else []
         if msg["role"] == "assistant":
             ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
             nxt = messages[i + 1]["content"] if i + 1 < len(messages) else None
-            answered = {b.get("tool_use_id") for b in nxt if b.get("type") == "tool_result"} if isinstance(nxt, list) else set()
+            answered = (
+                {b.get("tool_use_id") for b in nxt if b.get("type") == "tool_result"}
+                if isinstance(nxt, list)
+                else set()
+            )
             missing = [x for x in ids if x not in answered]
             if missing:
-                return (f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: "
-                        f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block "
-                        "in the next message.")
+                return (
+                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+                    f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block "
+                    "in the next message."
+                )
         else:
             prev = messages[i - 1]["content"] if i > 0 and messages[i - 1]["role"] == "assistant" else []
             asked = {b.get("id") for b in prev if isinstance(b, dict) and b.get("type") == "tool_use"}
-            stray = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") not in asked]
+            stray = [
+                b.get("tool_use_id")
+                for b in blocks
+                if b.get("type") == "tool_result" and b.get("tool_use_id") not in asked
+            ]
             if stray:
-                return (f"messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: {', '.join(stray)}. "
-                        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.")
+                return (
+                    f"messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: {', '.join(stray)}. "
+                    "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                )
     return None
 
 
@@ -75,7 +86,7 @@ class ScriptedModel:
         self.messages = self  # so the loop calls client.messages.create(...), as with the real SDK
         self.calls = 0
 
-    def create(self, *, messages: list[dict], tools: list[dict] | None = None, **_: Any) -> dict:
+    def create(self, *, messages: list[dict], tools: list[dict] | None = None, **_: object) -> dict:
         self.calls += 1
         problem = pairing_problem(messages)
         if problem:
@@ -86,21 +97,37 @@ class ScriptedModel:
         elif step == 1:
             content = [_tool_use("toolu_02", "count_words", {"path": NOTES_FILE})]
         elif step == 2:
-            content = [_tool_use("toolu_03", "write_report", {"path": REPORT_FILE, "content": _report(messages)})]
+            content = [
+                _tool_use("toolu_03", "write_report", {"path": REPORT_FILE, "content": _report(messages)})
+            ]
         elif step == 3:
             last = messages[-1]["content"]
-            failed = [b for b in last if isinstance(last, list) and b.get("is_error")] if isinstance(last, list) else []
+            failed = (
+                [b for b in last if isinstance(last, list) and b.get("is_error")]
+                if isinstance(last, list)
+                else []
+            )
             text = texts.DONE_UNKNOWN.format(name="write_report") if failed else texts.DONE_OK
             content = [{"type": "text", "text": text}]
         else:
-            raise APIError(400, f"スクリプト化されたモデルのレスポンスは R1〜R4 の4つだけです（{step + 1}個目を要求されました）")
+            raise APIError(
+                400,
+                f"スクリプト化されたモデルのレスポンスは R1〜R4 の4つだけです（{step + 1}個目を要求されました）",
+            )
         stop = "tool_use" if content[0]["type"] == "tool_use" else "end_turn"
         return {
-            "id": f"msg_scripted_{step + 1:02d}", "type": "message", "role": "assistant", "model": self.model,
-            "content": content, "stop_reason": stop, "stop_sequence": None,
+            "id": f"msg_scripted_{step + 1:02d}",
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
             # deterministic stand-in for token counts: about four characters per token
-            "usage": {"input_tokens": len(json.dumps(messages, ensure_ascii=False)) // 4,
-                      "output_tokens": len(json.dumps(content, ensure_ascii=False)) // 4},
+            "usage": {
+                "input_tokens": len(json.dumps(messages, ensure_ascii=False)) // 4,
+                "output_tokens": len(json.dumps(content, ensure_ascii=False)) // 4,
+            },
         }
 
 
@@ -111,7 +138,7 @@ def _tool_use(id: str, name: str, input: dict) -> dict:
 class AnthropicClient:
     """The real Messages API behind the same create() call; anthropic is imported only when this is built."""
 
-    def __init__(self, model: str | None = None, max_tokens: int = 1024, **client_kwargs: Any) -> None:
+    def __init__(self, model: str | None = None, max_tokens: int = 1024, **client_kwargs: object) -> None:
         import anthropic  # lazy: importing it costs seconds
 
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
@@ -119,9 +146,12 @@ class AnthropicClient:
         self._client = anthropic.Anthropic(**client_kwargs)
         self.messages = self
 
-    def create(self, *, messages: list[dict], tools: list[dict] | None = None, **_: Any) -> dict:
+    def create(self, *, messages: list[dict], tools: list[dict] | None = None, **_: object) -> dict:
         response = self._client.messages.create(
-            model=self.model, max_tokens=self.max_tokens, tools=tools or [], messages=messages,
+            model=self.model,
+            max_tokens=self.max_tokens,
+            tools=tools or [],
+            messages=messages,
             tool_choice={"type": "auto", "disable_parallel_tool_use": True},
         )
         return response.model_dump(mode="json", exclude_none=True)

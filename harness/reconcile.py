@@ -34,6 +34,8 @@ def reconcile(run, cp: dict) -> dict | None:
 
     run.emit("reconcile", branch="unknown", id=pending["id"], name=pending["name"])
     return {
-        "type": "tool_result", "tool_use_id": pending["id"], "is_error": True,
+        "type": "tool_result",
+        "tool_use_id": pending["id"],
+        "is_error": True,
         "content": texts.UNKNOWN_RESULT.format(name=pending["name"]),
     }

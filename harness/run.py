@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
 
 CHECKPOINT_FILE = "checkpoint.json"
 EFFECTS_FILE = "effects.json"
@@ -13,16 +12,30 @@ NOTES_FILE = "sales-notes.txt"
 REPORT_FILE = "report.txt"
 TOOL_LOG_FILE = "tool-runs.log"
 # What a fresh run removes: the previous run's state and outputs, never the input notes.
-OUTPUT_FILES = (CHECKPOINT_FILE, EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE,
-                CHECKPOINT_FILE + ".tmp", EFFECTS_FILE + ".tmp")
+OUTPUT_FILES = (
+    CHECKPOINT_FILE,
+    EFFECTS_FILE,
+    REPORT_FILE,
+    TOOL_LOG_FILE,
+    CHECKPOINT_FILE + ".tmp",
+    EFFECTS_FILE + ".tmp",
+)
 
 
-@dataclass(frozen=True)
 class Event:
     """One thing that happened in the loop: a save, a tool run, a ledger write, a crash, a resume, a reconcile."""
 
-    kind: str
-    data: dict[str, Any]
+    __slots__ = ("data", "kind")
+
+    def __init__(self, kind: str, data: dict) -> None:
+        self.kind = kind
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"Event({self.kind!r}, {self.data!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Event) and (self.kind, self.data) == (other.kind, other.data)
 
 
 def wall_clock_ms() -> int:
@@ -30,19 +43,22 @@ def wall_clock_ms() -> int:
     return int(time.time() * 1000)
 
 
-@dataclass
 class Run:
     """Where a run keeps its files, how it tells time, where it may crash, and who hears its events."""
 
-    workdir: Path
-    clock: Callable[[], int] = wall_clock_ms
-    crash: Any = None  # a crash.CrashPlan, or None for no crash
-    listeners: list[Callable[[Event], None]] = field(default_factory=list)
+    def __init__(
+        self,
+        workdir: str | Path,
+        clock: Callable[[], int] = wall_clock_ms,
+        crash=None,
+        listeners: list[Callable[[Event], None]] | None = None,
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.clock = clock
+        self.crash = crash  # a crash.CrashPlan, or None for no crash
+        self.listeners = list(listeners or [])
 
-    def __post_init__(self) -> None:
-        self.workdir = Path(self.workdir)
-
-    def emit(self, kind: str, **data: Any) -> None:
+    def emit(self, kind: str, **data: object) -> None:
         event = Event(kind, data)
         for listener in self.listeners:
             listener(event)

@@ -32,7 +32,9 @@ LEDGER_ALERT = (
 
 # Loader errors: line 1 says what is wrong, line 2 what to do.
 START_OVER = "このファイルを削除し、--resume なしで最初からやり直してください。"
-CHECKPOINT_MISSING = "{path} が見つかりません。--resume する対象がありません。\n--resume なしで最初から実行してください。"
+CHECKPOINT_MISSING = (
+    "{path} が見つかりません。--resume する対象がありません。\n--resume なしで最初から実行してください。"
+)
 CHECKPOINT_UNPARSABLE = (
     "{path} のパースに失敗しました。書き込みの途中で中断されたファイルの可能性があります。\n"
     "使い続けるのではなく削除し、--resume なしで最初からやり直してください。"
@@ -42,7 +44,9 @@ CHECKPOINT_VERSION = (
     "{path} の version={version} です。このプログラムは version=1 しか受け付けないため、読み込みを拒否します。\n"
     + START_OVER
 )
-CHECKPOINT_SHAPE = "{path} の形が正しくありません（{detail}）。推測で補わずに読み込みを拒否します。\n" + START_OVER
+CHECKPOINT_SHAPE = (
+    "{path} の形が正しくありません（{detail}）。推測で補わずに読み込みを拒否します。\n" + START_OVER
+)
 NOT_A_FILE = "{path} はファイルではありません（{detail}）。読み込みを拒否します。\n" + START_OVER
 LEDGER_UNPARSABLE = (
     "{path}（副作用台帳）のパースに失敗しました。空の台帳として扱うと記録済みの副作用を失うため、読み込みを拒否します。\n"
@@ -69,7 +73,9 @@ MULTIPLE_TOOL_USES = (
     "モデルが1ターンに {count} 個の tool_use を返しました。このハーネスは宙ぶらりんな呼び出しを1つしか扱えません。\n"
     "チェックポイントは直前の地点のまま有効です。原因を確かめてから --resume してください。"
 )
-UNEXPECTED = "予期しないエラーです（{kind}: {error}）。\nHARNESS_DEBUG=1 を付けて再実行すると詳しい情報が出ます。"
+UNEXPECTED = (
+    "予期しないエラーです（{kind}: {error}）。\nHARNESS_DEBUG=1 を付けて再実行すると詳しい情報が出ます。"
+)
 
 
 def format_event(kind: str, data: dict) -> str | None:
@@ -87,7 +93,7 @@ def format_event(kind: str, data: dict) -> str | None:
     if kind == "tool_error":
         return f"[turn {data['turn']}][tool] {data['name']} {TOOL_ERROR_RESULT.format(error=data['error'])}"
     if kind == "crash":
-        how = "SIGKILL を送信" if data.get("mode") == "sigkill" else "疑似キル"
+        how = " SIGKILL（本物のキル）" if data.get("mode") == "sigkill" else "疑似キル"
         return f"[kill] {data['label']} で{how}"
     if kind == "done":
         return f"[done] {data['text']}"

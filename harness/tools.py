@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
 
 from . import texts
 from .run import NOTES_FILE, TOOL_LOG_FILE
@@ -22,7 +22,9 @@ TOOL_SCHEMAS = [
         "description": "作業フォルダ内のテキストファイル（営業メモ）を読み、その内容をそのまま返す。読み取り専用。",
         "input_schema": {
             "type": "object",
-            "properties": {"path": {"type": "string", "description": "作業フォルダからの相対パス。例: sales-notes.txt"}},
+            "properties": {
+                "path": {"type": "string", "description": "作業フォルダからの相対パス。例: sales-notes.txt"}
+            },
             "required": ["path"],
         },
     },
@@ -50,7 +52,7 @@ TOOL_SCHEMAS = [
 ]
 
 
-def inside(workdir: Path, relpath: Any) -> Path:
+def inside(workdir: Path, relpath: object) -> Path:
     """The path inside the work folder, or a ToolError if it is not a string or escapes the folder."""
     if not isinstance(relpath, str) or not relpath:
         raise ToolError(texts.BAD_TOOL_INPUT.format(name="path", detail="空でない文字列が必要です"))
@@ -61,7 +63,7 @@ def inside(workdir: Path, relpath: Any) -> Path:
     return target
 
 
-def _read_text(workdir: Path, relpath: Any) -> str:
+def _read_text(workdir: Path, relpath: object) -> str:
     path = inside(workdir, relpath)
     try:
         return path.read_text(encoding="utf-8")
@@ -110,8 +112,12 @@ def execute_tool(workdir: Path, name: str, tool_use_id: str, input: dict) -> str
 
 def tool_error_result(tool_use_id: str, err: Exception) -> dict:
     """The is_error tool_result for a tool that failed before doing anything."""
-    return {"type": "tool_result", "tool_use_id": tool_use_id,
-            "content": texts.TOOL_ERROR_RESULT.format(error=err), "is_error": True}
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "content": texts.TOOL_ERROR_RESULT.format(error=err),
+        "is_error": True,
+    }
 
 
 def ensure_notes(workdir: Path) -> None:

@@ -1,0 +1,135 @@
+"""Block 1: the atomic writer and the strict loader (DESIGN section 3)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from harness import (
+    TOOL_SCHEMAS,
+    HarnessError,
+    Run,
+    ScriptedModel,
+    load_checkpoint,
+    run_agent,
+    save_checkpoint,
+)
+from harness.checkpoint import write_json_atomic
+
+GOOD = {
+    "version": 1,
+    "task": "t",
+    "turns": 1,
+    "tokensUsed": 10,
+    "messages": [{"role": "user", "content": "t"}],
+    "pendingToolUse": {"id": "toolu_01", "name": "read_notes", "input": {"path": "sales-notes.txt"}},
+}
+
+
+def test_saved_checkpoint_is_indented_utf8_with_readable_japanese(tmp_path):
+    path = tmp_path / "checkpoint.json"
+    save_checkpoint(path, {**GOOD, "task": "営業メモ"})
+    raw = path.read_bytes().decode("utf-8")
+    assert '"task": "営業メモ"' in raw and "\\u" not in raw
+    assert raw.startswith('{\n  "version": 1,')
+    assert load_checkpoint(path) == {**GOOD, "task": "営業メモ"}
+    assert not (tmp_path / "checkpoint.json.tmp").exists()
+
+
+def test_crash_between_temp_write_and_rename_leaves_old_file_intact(tmp_path, monkeypatch):
+    path = tmp_path / "checkpoint.json"
+    save_checkpoint(path, GOOD)
+    before = path.read_bytes()
+
+    def killed(*_):
+        raise KeyboardInterrupt("killed before rename")
+
+    monkeypatch.setattr(os, "replace", killed)
+    with pytest.raises(KeyboardInterrupt):
+        save_checkpoint(path, {**GOOD, "turns": 2})
+    assert path.read_bytes() == before
+    assert (
+        json.loads((tmp_path / "checkpoint.json.tmp").read_text())["turns"] == 2
+    )  # the new scene, not yet visible
+    monkeypatch.undo()
+    assert load_checkpoint(path)["turns"] == 1
+
+
+def test_writer_fsyncs_file_and_folder(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(
+        os, "fsync", lambda fd: (synced.append(os.path.realpath(f"/proc/self/fd/{fd}")), real_fsync(fd))
+    )
+    write_json_atomic(tmp_path / "x.json", {"a": 1})
+    assert synced == [str(tmp_path / "x.json.tmp"), str(tmp_path)]
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (None, "が見つかりません"),
+        (b'{"version":1,"turns":3,"pendingT', "のパースに失敗しました"),
+        (json.dumps({**GOOD, "version": 2}).encode(), "version=2 です"),
+        (json.dumps({**GOOD, "version": "1"}).encode(), 'version="1" です'),
+        (b"[]", "JSON オブジェクトではありません"),
+        (
+            json.dumps({k: v for k, v in GOOD.items() if k != "messages"}).encode(),
+            "キー messages がありません",
+        ),
+        (json.dumps({**GOOD, "turns": "3"}).encode(), "turns と tokensUsed"),
+        (json.dumps({**GOOD, "turns": True}).encode(), "turns と tokensUsed"),
+        (json.dumps({**GOOD, "messages": []}).encode(), "messages が空でない配列ではありません"),
+        (json.dumps({**GOOD, "pendingToolUse": "read_notes"}).encode(), "pendingToolUse は null か"),
+        (
+            json.dumps({**GOOD, "pendingToolUse": {"id": "x", "name": "y", "input": []}}).encode(),
+            "input がオブジェクト",
+        ),
+        (json.dumps({**GOOD, "extra": 1}).encode(), "未知のキー extra"),
+        (b"\x00\x01\x02\xff\xfe binary", "のパースに失敗しました"),
+        ('{"version": 1, "task": "営業"}'.encode("shift_jis"), "のパースに失敗しました"),
+    ],
+)
+def test_loader_refuses_bad_checkpoint_with_advice_and_never_returns_defaults(tmp_path, content, fragment):
+    path = tmp_path / "checkpoint.json"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(HarnessError) as err:
+        load_checkpoint(path)
+    message = str(err.value)
+    assert fragment in message
+    assert str(path) in message
+    assert "--resume なし" in message
+    assert (path.read_bytes() if content is not None else None) == content  # untouched, not deleted
+
+
+def test_loader_refuses_a_directory_in_place_of_the_file(tmp_path):
+    (tmp_path / "checkpoint.json").mkdir()
+    with pytest.raises(HarnessError, match="ファイルではありません"):
+        load_checkpoint(tmp_path / "checkpoint.json")
+
+
+def _real_checkpoint_bytes(tmp_path) -> bytes:
+    run = Run(tmp_path / "real")
+    run.workdir.mkdir()
+    from harness import CrashPlan, SimulatedCrash
+
+    run.crash = CrashPlan("after-save-a", 3)
+    with pytest.raises(SimulatedCrash):
+        run_agent(run, ScriptedModel(), tools=TOOL_SCHEMAS)
+    return run.checkpoint_path.read_bytes()
+
+
+def test_every_truncation_of_a_real_checkpoint_is_refused(tmp_path):
+    data = _real_checkpoint_bytes(tmp_path)
+    assert len(data) > 1000
+    path = tmp_path / "checkpoint.json"
+    refused = 0
+    for cut in range(len(data) - 1):  # every proper prefix, byte by byte
+        path.write_bytes(data[:cut])
+        with pytest.raises(HarnessError):
+            load_checkpoint(path)
+        refused += 1
+    assert refused == len(data) - 1

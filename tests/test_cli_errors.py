@@ -1,0 +1,107 @@
+"""The command line on bad input: one or two Japanese lines on stderr, no traceback, files untouched."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import run_cli
+
+HEAVY = ("anthropic", "ipywidgets", "matplotlib")
+
+
+def assert_clean_refusal(proc, *fragments):
+    assert proc.returncode not in (0, 137), proc.stdout
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert 1 <= len(lines) <= 2, proc.stderr
+    for fragment in fragments:
+        assert fragment in proc.stderr
+
+
+def crashed_workdir(workdir, label="after-effect-write:3"):
+    assert run_cli(workdir, env={"CRASH_AFTER": label}).returncode == 137
+    return {p.name: p.read_bytes() for p in workdir.iterdir()}
+
+
+@pytest.mark.parametrize(
+    "name, content, fragment",
+    [
+        ("checkpoint.json", b'{"version":1,"turns":3,"pendingT', "のパースに失敗しました"),
+        ("checkpoint.json", b'{"version": 2}', "version=2 です"),
+        ("checkpoint.json", b'{"version": 1, "task": 3}', "形が正しくありません"),
+        ("checkpoint.json", bytes(range(256)), "のパースに失敗しました"),
+        ("checkpoint.json", '{"task": "営業"}'.encode("utf-16"), "のパースに失敗しました"),
+        ("effects.json", b'{"toolu_03": {"name": "write_rep', "副作用台帳"),
+        ("effects.json", b'["toolu_03"]', "副作用台帳"),
+    ],
+)
+def test_resume_refuses_a_hostile_file_and_changes_nothing(workdir, name, content, fragment):
+    crashed_workdir(workdir)
+    (workdir / name).write_bytes(content)
+    before = {p.name: p.read_bytes() for p in workdir.iterdir()}
+    proc = run_cli(workdir, "--resume")
+    assert_clean_refusal(proc, fragment, name)
+    assert {p.name: p.read_bytes() for p in workdir.iterdir()} == before
+
+
+def test_resume_with_nothing_to_resume(workdir):
+    assert_clean_refusal(run_cli(workdir, "--resume"), "checkpoint.json が見つかりません", "--resume なし")
+    assert_clean_refusal(run_cli(workdir / "nowhere", "--resume"), "作業フォルダ")
+
+
+def test_resume_refuses_a_directory_in_place_of_the_checkpoint(workdir):
+    crashed_workdir(workdir)
+    (workdir / "checkpoint.json").unlink()
+    (workdir / "checkpoint.json").mkdir()
+    assert_clean_refusal(run_cli(workdir, "--resume"), "ファイルではありません")
+
+
+@pytest.mark.parametrize("value", ["after-save-c:1", "after-save-a", "after-save-a:0", "after-save-a:x"])
+def test_bad_crash_after_is_refused_before_anything_happens(workdir, value):
+    proc = run_cli(workdir, env={"CRASH_AFTER": value})
+    assert_clean_refusal(proc, f"CRASH_AFTER={value}", "after-effect-write")
+    assert list(workdir.iterdir()) == []
+
+
+def test_bad_crash_mode_and_bad_argument(workdir):
+    assert_clean_refusal(run_cli(workdir, env={"CRASH_MODE": "nuke"}), "CRASH_MODE=nuke")
+    assert_clean_refusal(run_cli(workdir, "--frobnicate"), "使い方")
+
+
+def test_fresh_run_cleans_outputs_but_keeps_and_creates_notes(workdir):
+    crashed_workdir(workdir)
+    (workdir / "checkpoint.json.tmp").write_text("stray")
+    (workdir / "sales-notes.txt").write_text("- 自分のメモ\n", encoding="utf-8")
+    assert run_cli(workdir, env={"CRASH_AFTER": "after-save-a:1"}).returncode == 137
+    assert sorted(p.name for p in workdir.iterdir()) == ["checkpoint.json", "sales-notes.txt"]
+    assert (workdir / "sales-notes.txt").read_text(encoding="utf-8") == "- 自分のメモ\n"
+    assert run_cli(workdir, "--resume").returncode == 0
+    assert "- 自分のメモ" in (workdir / "report.txt").read_text(encoding="utf-8")
+
+
+def test_fixed_clock_makes_two_runs_byte_identical(tmp_path):
+    outputs = []
+    for name in ("one", "two"):
+        wd = tmp_path / name
+        run_cli(wd, env={"CRASH_AFTER": "after-effect-write:2", "HARNESS_FIXED_TIME_MS": "1767225600000"})
+        run_cli(wd, "--resume", env={"HARNESS_FIXED_TIME_MS": "1767225600000"})
+        outputs.append({p.name: p.read_bytes() for p in wd.iterdir()})
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0]["effects.json"])["toolu_02"]["at"] == 1767225600000
+
+
+def test_command_line_does_not_import_heavy_libraries(workdir):
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "harness", "--workdir", str(workdir)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
+    assert "harness" in imported  # the probe sees the package's own imports
+    assert not imported & set(HEAVY)

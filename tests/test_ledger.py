@@ -1,0 +1,87 @@
+"""Block 2: the ledger, and run_tool_uses's order: execute first, record after."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness import HarnessError, Run, load_effects, run_tool_uses, save_effect
+from harness import tools as tools_module
+
+BLOCK = {
+    "type": "tool_use",
+    "id": "toolu_03",
+    "name": "write_report",
+    "input": {"path": "report.txt", "content": "レポート"},
+}
+
+
+def make_run(workdir, events=None):
+    return Run(workdir, clock=lambda: 1700000000000, listeners=[events.append] if events is not None else [])
+
+
+def test_missing_ledger_is_empty_but_corrupt_ledger_is_an_error(workdir):
+    assert load_effects(workdir / "effects.json") == {}
+    for bad in (
+        b'{"toolu_01": {"name": "read',
+        b"[1, 2]",
+        b'{"toolu_01": "done"}',
+        b"\xff\xfe",
+        b'{"toolu_01": {"name": 3, "result": "x", "at": 1}}',
+    ):
+        (workdir / "effects.json").write_bytes(bad)
+        with pytest.raises(HarnessError, match="副作用台帳"):
+            load_effects(workdir / "effects.json")
+        assert (workdir / "effects.json").read_bytes() == bad
+
+
+def test_save_effect_refuses_to_overwrite_a_corrupt_ledger(workdir):
+    (workdir / "effects.json").write_text('{"toolu_01": {"name": "read_notes", "res', encoding="utf-8")
+    with pytest.raises(HarnessError):
+        save_effect(workdir / "effects.json", "toolu_02", {"name": "count_words", "result": "1", "at": 1})
+    assert (workdir / "effects.json").read_text(
+        encoding="utf-8"
+    ) == '{"toolu_01": {"name": "read_notes", "res'
+
+
+def test_run_tool_uses_executes_first_then_records(workdir, monkeypatch):
+    seen_at_execution = []
+    real = tools_module.TOOL_IMPLS["write_report"]
+
+    def spy(wd, input):
+        seen_at_execution.append(load_effects(workdir / "effects.json"))
+        return real(wd, input)
+
+    monkeypatch.setitem(tools_module.TOOL_IMPLS, "write_report", spy)
+    events = []
+    results = run_tool_uses(make_run(workdir, events), [BLOCK], 3)
+    assert seen_at_execution == [{}]  # nothing was recorded before the tool ran
+    effects = json.loads((workdir / "effects.json").read_text(encoding="utf-8"))
+    assert effects == {
+        "toolu_03": {"name": "write_report", "result": results[0]["content"], "at": 1700000000000}
+    }
+    assert (workdir / "report.txt").read_text(encoding="utf-8") == "レポート"
+    assert [e.kind for e in events] == ["tool_ran", "effect_written"]
+    assert (workdir / "tool-runs.log").read_text(encoding="utf-8") == "write_report toolu_03\n"
+
+
+def test_failed_ledger_write_still_returns_the_result_and_raises_an_alert(workdir):
+    (workdir / "effects.json").write_text("{ torn", encoding="utf-8")  # the ledger cannot be written
+    events = []
+    results = run_tool_uses(make_run(workdir, events), [BLOCK], 3)
+    assert "is_error" not in results[0]
+    assert results[0]["content"].startswith("report.txt に")
+    alerts = [e for e in events if e.kind == "ledger_write_failed"]
+    assert len(alerts) == 1 and alerts[0].data["id"] == "toolu_03"
+    assert (workdir / "effects.json").read_text(encoding="utf-8") == "{ torn"
+
+
+def test_tool_error_becomes_is_error_and_is_not_recorded(workdir):
+    block = {**BLOCK, "input": {"path": "../outside.txt", "content": "x"}}
+    results = run_tool_uses(make_run(workdir), [block], 3)
+    assert results[0]["is_error"] is True
+    assert "作業フォルダの外" in results[0]["content"]
+    assert not (workdir.parent / "outside.txt").exists()
+    assert not (workdir / "effects.json").exists()
+    assert not (workdir / "tool-runs.log").exists()

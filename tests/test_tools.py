@@ -1,0 +1,57 @@
+"""The task's tools: confined to the work folder, and every real execution is visible in tool-runs.log."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from harness import TOOL_SCHEMAS, HarnessError, Run, ScriptedModel, execute_tool, run_agent
+from harness.tools import ToolError
+
+
+@pytest.mark.parametrize("path", ["../escape.txt", "/tmp/escape.txt", "sub/../../escape.txt", "", None])
+def test_paths_outside_the_work_folder_are_tool_errors(workdir, path):
+    with pytest.raises(ToolError):
+        execute_tool(workdir, "write_report", "toolu_x", {"path": path, "content": "x"})
+    assert not (workdir.parent / "escape.txt").exists()
+    assert not (workdir / "tool-runs.log").exists()
+
+
+def test_symlink_out_of_the_work_folder_is_refused(workdir, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, workdir / "link")
+    with pytest.raises(ToolError, match="作業フォルダの外"):
+        execute_tool(workdir, "write_report", "toolu_x", {"path": "link/r.txt", "content": "x"})
+    assert list(outside.iterdir()) == []
+
+
+def test_unknown_tool_and_bad_input_are_tool_errors(workdir):
+    with pytest.raises(ToolError, match="未知のツール"):
+        execute_tool(workdir, "rm_rf", "toolu_x", {})
+    with pytest.raises(ToolError, match="content"):
+        execute_tool(workdir, "write_report", "toolu_x", {"path": "r.txt", "content": 3})
+
+
+def test_clean_run_logs_each_tool_once_in_order(workdir):
+    text = run_agent(Run(workdir), ScriptedModel(), tools=TOOL_SCHEMAS)
+    assert text == "report.txt にレポートを書き出しました。タスク完了。"
+    assert (workdir / "tool-runs.log").read_text().splitlines() == [
+        "read_notes toolu_01",
+        "count_words toolu_02",
+        "write_report toolu_03",
+    ]
+    assert "文字数: " in (workdir / "report.txt").read_text(encoding="utf-8")
+
+
+def test_a_response_with_two_tool_uses_stops_before_point_a(workdir):
+    class TwoAtOnce(ScriptedModel):
+        def create(self, **kw):
+            r = super().create(**kw)
+            r["content"] = r["content"] * 2
+            return r
+
+    with pytest.raises(HarnessError, match="2 個の tool_use"):
+        run_agent(Run(workdir), TwoAtOnce(), tools=TOOL_SCHEMAS)
+    assert not (workdir / "checkpoint.json").exists()
