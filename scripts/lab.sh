@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set everything up, then open JupyterLab on the first notebook (or on the repository while there is none).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+first=$(ls notebooks/*.ipynb 2>/dev/null | head -n 1 || true)
+exec .venv/bin/jupyter lab ${first:+"$first"} "$@"
