@@ -1,0 +1,83 @@
+"""The blocks are swappable: a learner's run_tool_uses or save_checkpoint plugs into the real loop."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness import (
+    TOOL_SCHEMAS,
+    CrashPlan,
+    Run,
+    ScriptedModel,
+    SimulatedCrash,
+    crash_point,
+    execute_tool,
+    run_agent,
+)
+from harness.ledger import save_effect
+from harness.texts import format_event
+
+
+def run_tool_uses_prod(run, content, turn=0):
+    """The lesson's level-2 production bug: the ledger is written (with a placeholder) before the tool runs."""
+    results = []
+    for block in (b for b in content if b["type"] == "tool_use"):
+        save_effect(run.effects_path, block["id"], {"name": block["name"], "result": None, "at": run.clock()})
+        crash_point(run, "after-effect-write")
+        output = execute_tool(run.workdir, block["name"], block["id"], block["input"])
+        results.append({"type": "tool_result", "tool_use_id": block["id"], "content": output})
+    return results
+
+
+def test_reversed_ledger_makes_a_tool_that_never_ran_count_as_done(workdir):
+    with pytest.raises(SimulatedCrash):
+        run_agent(
+            Run(workdir, crash=CrashPlan("after-effect-write", 3)),
+            ScriptedModel(),
+            tools=TOOL_SCHEMAS,
+            run_tool_uses=run_tool_uses_prod,
+        )
+    assert json.loads((workdir / "effects.json").read_text())["toolu_03"]["result"] is None
+    lines = []
+    run_agent(
+        Run(workdir, listeners=[lambda e: lines.append(format_event(e.kind, e.data))]),
+        ScriptedModel(),
+        tools=TOOL_SCHEMAS,
+        resume=True,
+    )
+    assert (
+        "[resume][reconcile] tool_use_id=toolu_03 name=write_report 台帳ヒット、結果を再利用、再実行しない"
+        in lines
+    )
+    assert (
+        lines[-1] == "[done] report.txt にレポートを書き出しました。タスク完了。"
+    )  # the incident: claimed done
+    assert not (workdir / "report.txt").exists()
+    assert "write_report" not in (workdir / "tool-runs.log").read_text()
+
+
+def test_the_lesson_order_leaves_no_entry_at_the_same_crash(workdir):
+    with pytest.raises(SimulatedCrash):
+        run_agent(Run(workdir, crash=CrashPlan("after-tool-run", 3)), ScriptedModel(), tools=TOOL_SCHEMAS)
+    assert "toolu_03" not in json.loads((workdir / "effects.json").read_text())
+
+
+def test_a_swapped_save_checkpoint_without_point_a_lets_write_report_run_twice(workdir):
+    from harness import save_checkpoint
+
+    def only_point_b(path, cp):
+        if cp["pendingToolUse"] is None:
+            save_checkpoint(path, cp)
+
+    with pytest.raises(SimulatedCrash):
+        run_agent(
+            Run(workdir, crash=CrashPlan("after-effect-write", 3)),
+            ScriptedModel(),
+            tools=TOOL_SCHEMAS,
+            save_checkpoint=only_point_b,
+        )
+    run_agent(Run(workdir), ScriptedModel(), tools=TOOL_SCHEMAS, resume=True, save_checkpoint=only_point_b)
+    runs = (workdir / "tool-runs.log").read_text().splitlines()
+    assert runs.count("write_report toolu_03") == 2
