@@ -11,20 +11,13 @@ from .crash import CrashPlan, SimulatedCrash
 from .errors import HarnessError
 from .loop import run_agent
 from .models import APIError, ScriptedModel
-from .run import Event, Run, wall_clock_ms
+from .run import Run, wall_clock_ms
 from .tools import TOOL_SCHEMAS
 
 DEFAULT_WORKDIR = "harness-work"
 EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
 EXIT_ERROR = 1
 EXIT_USAGE = 2
-
-
-def print_transcript(event: Event) -> None:
-    """The command line's listener: the lesson's log lines on stdout, alerts on stderr."""
-    line = texts.format_event(event.kind, event.data)
-    if line is not None:
-        print(line, file=sys.stderr if event.kind == "ledger_write_failed" else sys.stdout, flush=True)
 
 
 USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR]
@@ -72,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                 "--resume なしで最初から実行してください。"
             )
         workdir.mkdir(parents=True, exist_ok=True)
-        run = Run(workdir, clock=clock, crash=plan, listeners=[print_transcript])
+        run = Run(workdir, clock=clock, crash=plan, listeners=[texts.print_transcript])
         run_agent(run, ScriptedModel(), texts.TASK, TOOL_SCHEMAS, resume=resume)
     except SimulatedCrash:
         return EXIT_CRASHED  # the [kill] line was printed by the crash event

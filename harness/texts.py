@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 TASK = "sales-notes.txt を短いレポートにまとめて report.txt に書き出してください。"
 
 SAMPLE_NOTES = """営業メモ 2026年11月
@@ -100,3 +102,10 @@ def format_event(kind: str, data: dict) -> str | None:
     if kind == "ledger_write_failed":
         return LEDGER_ALERT.format(id=data["id"], error=data["error"])
     return None
+
+
+def print_transcript(event) -> None:
+    """The transcript listener: the lesson's log line for each event on stdout, the ledger alert on stderr."""
+    line = format_event(event.kind, event.data)
+    if line is not None:
+        print(line, file=sys.stderr if event.kind == "ledger_write_failed" else sys.stdout, flush=True)

@@ -10,3 +10,5 @@ fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+# Build matplotlib's font cache now, so its first-use message never lands in a notebook's output.
+.venv/bin/python -c "import matplotlib.pyplot" >/dev/null 2>&1

@@ -1,0 +1,168 @@
+"""Notebook helpers: scratch folders, the command line as a subprocess, and live views of the files on disk.
+
+Plain text only, so outputs are stable under nbval. The widgets (ipywidgets) and plots (matplotlib) live in
+harness.lab.crashlab and harness.lab.plots and are imported only there.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+from ..run import CHECKPOINT_FILE, EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE, Event
+from ..texts import format_event, print_transcript  # noqa: F401  (re-exported for notebooks)
+
+FIXED_TIME_MS = 1767225600000  # 2026-01-01 00:00 UTC: the ledger's `at` in every notebook output
+WATCHED = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE)
+
+
+def fixed_clock() -> int:
+    """A clock that always says FIXED_TIME_MS, so ledger files are the same bytes on every run."""
+    return FIXED_TIME_MS
+
+
+def scratch(name: str) -> Path:
+    """An empty scratch folder _work/NAME next to the notebook (a relative path, so outputs are stable)."""
+    folder = Path("_work") / name
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def cli(workdir: Path, *args: str, env: dict | None = None) -> None:
+    """Run `python -m harness` as a real process, printing the command, its output and EXIT= like a terminal."""
+    full_env = {k: v for k, v in os.environ.items() if k not in ("CRASH_AFTER", "CRASH_MODE")}
+    full_env.update({"HARNESS_FIXED_TIME_MS": str(FIXED_TIME_MS), **(env or {})})
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", "--workdir", str(workdir), *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        check=False,
+        timeout=60,
+    )
+    prefix = "".join(f"{k}={v} " for k, v in (env or {}).items())
+    print(f"$ {prefix}python -m harness --workdir {workdir} {' '.join(args)}".rstrip())
+    print(proc.stdout, end="")
+    if proc.stderr:
+        print(proc.stderr, end="", file=sys.stderr)
+    print(f"EXIT={137 if proc.returncode == -9 else proc.returncode}")
+
+
+def width(text: str) -> int:
+    """Columns the text takes in a monospace font (a Japanese character takes two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def table(rows: list[list[object]]) -> str:
+    """Rows as aligned text columns (the first row is the header), correct for Japanese text."""
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max(width(row[i]) for row in cells) for i in range(len(cells[0]))]
+    return "\n".join(
+        "  ".join(c + " " * (w - width(c)) for c, w in zip(row, widths)).rstrip() for row in cells
+    )
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+        return None
+
+
+def pretty(text: str | None) -> str | None:
+    """JSON re-indented with Japanese readable; anything unparsable is shown as it is."""
+    if text is None:
+        return None
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False, indent=2)
+    except ValueError:
+        return text
+
+
+def summary(workdir: Path) -> str:
+    """One line per file: what the lesson asks about (pendingToolUse, ledger keys, tool runs, report)."""
+    lines = []
+    cp = pretty(read_text(Path(workdir) / CHECKPOINT_FILE))
+    if cp is None:
+        lines.append("checkpoint.json: なし")
+    else:
+        try:
+            data = json.loads(cp)
+            p = data.get("pendingToolUse")
+            pend = f"{p['name']} ({p['id']})" if p else "null"
+            lines.append(
+                f"checkpoint.json: turns={data.get('turns')} pendingToolUse={pend} "
+                f"messages={len(data.get('messages', []))}件"
+            )
+        except (ValueError, AttributeError, TypeError, KeyError):
+            lines.append("checkpoint.json: （JSON として読めません）")
+    effects = read_text(Path(workdir) / EFFECTS_FILE)
+    try:
+        keys = ", ".join(json.loads(effects)) if effects is not None else None
+    except ValueError:
+        keys = "（JSON として読めません）"
+    lines.append("effects.json: なし" if effects is None else f"effects.json: {{{keys}}}")
+    log = read_text(Path(workdir) / TOOL_LOG_FILE)
+    runs = log.splitlines() if log else []
+    lines.append(f"tool-runs.log: {' / '.join(runs) if runs else '（実行なし）'}")
+    report = Path(workdir) / REPORT_FILE
+    lines.append(f"report.txt: {'あり' if report.exists() else 'なし'}")
+    return "\n".join(lines)
+
+
+class FileWatch:
+    """Shows checkpoint.json, effects.json and tool-runs.log as they are on disk, marking what changed since last time."""
+
+    def __init__(self, workdir: Path, files: tuple[str, ...] = WATCHED) -> None:
+        self.workdir = Path(workdir)
+        self.files = files
+        self.last: dict[str, str | None] = {name: None for name in files}
+
+    def snapshot(self) -> dict[str, str | None]:
+        return {name: pretty(read_text(self.workdir / name)) for name in self.files}
+
+    def changes(self) -> str:
+        """The text of every watched file that changed since the previous call: new files whole, others as a diff."""
+        now = self.snapshot()
+        out = []
+        for name in self.files:
+            before, after = self.last[name], now[name]
+            if before == after:
+                continue
+            if after is None:
+                out.append(f"── {name}: 削除されました")
+            elif before is None:
+                out.append(f"── {name}（新規）")
+                out.extend("+ " + line for line in after.splitlines())
+            else:
+                out.append(f"── {name}（変更あり、+ が増えた行、- が消えた行）")
+                diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=1)
+                out.extend(
+                    line if line.startswith(("+", "-", "@")) else "  " + line[1:] for line in list(diff)[2:]
+                )
+        self.last = now
+        return "\n".join(out) if out else "（ファイルの変化なし）"
+
+    def show(self) -> None:
+        print(summary(self.workdir))
+        print(self.changes())
+
+    def listener(self, kinds: tuple[str, ...] = ("save_a", "effect_written", "save_b", "crash")):
+        """An event listener: prints each log line, and after the chosen events what changed on disk."""
+
+        def on_event(event: Event) -> None:
+            line = format_event(event.kind, event.data)
+            if line is not None:
+                print(line)
+            if event.kind in kinds:
+                print(self.changes())
+
+        return on_event
