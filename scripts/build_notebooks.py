@@ -16,6 +16,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from exercise_notebooks import level1, level2
+
 import harness  # noqa: F401
 
 checkpoint, ledger, loop, reconcile = (
@@ -745,10 +747,14 @@ NOTEBOOKS["09_cost.ipynb"] = [
 def main() -> None:
     out = ROOT / "notebooks"
     out.mkdir(exist_ok=True)
-    for name, cells in NOTEBOOKS.items():
-        nb = new_notebook(cells=cells, metadata=KERNEL)
-        nbformat.write(nb, out / name)
-        print("wrote", out / name)
+    books = {out / name: cells for name, cells in NOTEBOOKS.items()}
+    for folder, solved in (("exercises", False), ("solutions", True)):
+        (ROOT / folder).mkdir(exist_ok=True)
+        books[ROOT / folder / "level1_crash_moments.ipynb"] = level1(solved)
+        books[ROOT / folder / "level2_reversed_ledger.ipynb"] = level2(solved)
+    for path, cells in books.items():
+        nbformat.write(new_notebook(cells=cells, metadata=KERNEL), path)
+        print("wrote", path.relative_to(ROOT))
 
 
 if __name__ == "__main__":
