@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from . import texts
@@ -24,7 +26,9 @@ USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR]
   --resume        checkpoint.json から再開する（reconcile してから続ける）
   --workdir DIR   作業フォルダ（既定: {DEFAULT_WORKDIR}）
 環境変数: CRASH_AFTER=LABEL:N（LABEL は after-save-a, after-tool-run, after-effect-write, after-save-b）
-          CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）"""
+          CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
+          HARNESS_SLOW_MS=N（1ステップごとに N ミリ秒止まる。授業で落とす瞬間を見せるため）
+          HARNESS_EVENTS_FILE=PATH（イベントを1行1 JSON で追記する。Crash Lab が使う）"""
 
 
 def parse_args(argv: list[str]) -> tuple[bool, str]:
@@ -47,6 +51,43 @@ def parse_args(argv: list[str]) -> tuple[bool, str]:
     return resume, workdir
 
 
+STEP_EVENTS = ("save_a", "tool_ran", "effect_written", "save_b", "resume", "reconcile")
+
+
+def event_log(path: str):
+    """A listener appending each event as one JSON line (HARNESS_EVENTS_FILE): how the Crash Lab watches a process."""
+
+    def write(event) -> None:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"kind": event.kind, **event.data}, ensure_ascii=False) + "\n")
+
+    return write
+
+
+def slow_motion(ms: int):
+    """A listener pausing after each step (HARNESS_SLOW_MS), so a class can watch a real process and kill it."""
+
+    def pause(event) -> None:
+        if event.kind in STEP_EVENTS:
+            time.sleep(ms / 1000)
+
+    return pause
+
+
+def listeners_from_env(env) -> list:
+    listeners = [texts.print_transcript]
+    if env.get("HARNESS_EVENTS_FILE"):
+        listeners.append(event_log(env["HARNESS_EVENTS_FILE"]))
+    slow = env.get("HARNESS_SLOW_MS")
+    if slow:
+        if not slow.isdigit():
+            raise HarnessError(
+                f"HARNESS_SLOW_MS={slow} は読めません。\n1ステップごとに止まるミリ秒を整数で指定してください。"
+            )
+        listeners.append(slow_motion(int(slow)))
+    return listeners
+
+
 def main(argv: list[str] | None = None) -> int:
     resume, workdir_arg = parse_args(sys.argv[1:] if argv is None else argv)
 
@@ -65,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                 "--resume なしで最初から実行してください。"
             )
         workdir.mkdir(parents=True, exist_ok=True)
-        run = Run(workdir, clock=clock, crash=plan, listeners=[texts.print_transcript])
+        run = Run(workdir, clock=clock, crash=plan, listeners=listeners_from_env(os.environ))
         run_agent(run, ScriptedModel(), texts.TASK, TOOL_SCHEMAS, resume=resume)
     except SimulatedCrash:
         return EXIT_CRASHED  # the [kill] line was printed by the crash event

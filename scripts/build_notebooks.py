@@ -743,6 +743,60 @@ NOTEBOOKS["09_cost.ipynb"] = [
     """),
 ]
 
+NOTEBOOKS["crash_lab.ipynb"] = [
+    md("""
+        # Crash Lab: 落として、見て、拾い直す
+
+        **復習**: 1ターンには、チェックポイントが捕まえうるクラッシュの瞬間が ① 地点A保存直後、② ツール完了・台帳未記録、
+        ③ 地点B保存直後の3つあり、レッスンのデモは「台帳記録済み・地点B未保存」の瞬間でした。
+
+        **目標**: 環境変数を書き換える代わりにクリックで瞬間を選び、`checkpoint.json`・`effects.json`・`tool-runs.log` が
+        変わる様子を見ながら落とし、再開したときに `reconcile` がどの分岐に入ったかを確かめる。
+
+        ## 使い方
+
+        1. 「落とす瞬間」と「どのターン」を選び、「落とし方」を選ぶ。カーネル内は レッスンの疑似キル、本物のプロセスは
+           `python -m harness` を `CRASH_MODE=sigkill` で起動し、本当に SIGKILL で死なせます。
+        2. 「実行」。ファイルの欄では、直前の変化で増えた・変わった行が黄色になります。
+        3. 「再開（--resume）」。上に `reconcile` の判断がレッスンの言葉で出ます。
+        4. 「1歩進む」はイベントを1つずつ進めます（カーネル内のみ）。落ちたあとに押すと、再開を1歩ずつ進めます。
+
+        **講師向け**: 「本物のプロセス」を選び、スロー(ms) を 800 くらいにして「なし（最後まで走る）」で実行すると、
+        クラスの前で好きな瞬間に「今すぐキル」を押せます。そのあと「再開」で、その瞬間に `reconcile` が何を決めたかを
+        見せられます。この notebook だけを画面いっぱいに出すには、リポジトリで
+        `.venv/bin/voila notebooks/crash_lab.ipynb` を実行します。
+    """),
+    code("""
+        # NBVAL_IGNORE_OUTPUT: a live widget; tests/test_crashlab.py and tests/test_browser.py check what it does
+        from harness.lab.crashlab import CrashLab
+
+        lab = CrashLab()
+        lab
+    """),
+    md("""
+        ## 静的な図: ② で `write_report` を落として再開したとき
+
+        GitHub で読む人のために、同じタイムラインを1枚の図にしておきます。赤い帯は、副作用のあるツールの結果が台帳からは
+        分からない窓です。そこで落ちると、再開は「台帳ミスかつ副作用あり」で `is_error` を返します。
+    """),
+    code("""
+        from harness import TOOL_SCHEMAS, CrashPlan, Run, ScriptedModel, SimulatedCrash, run_agent
+        from harness.lab import fixed_clock, scratch
+        from harness.lab.plots import plot_timeline
+
+        work, events = scratch("crash-lab-static"), []
+        try:
+            run_agent(Run(work, clock=fixed_clock, crash=CrashPlan("after-tool-run", 3), listeners=[events.append]),
+                      ScriptedModel(), tools=TOOL_SCHEMAS)
+        except SimulatedCrash:
+            pass
+        text = run_agent(Run(work, clock=fixed_clock, listeners=[events.append]), ScriptedModel(), tools=TOOL_SCHEMAS,
+                         resume=True)
+        print(text)
+        plot_timeline(events)
+    """),
+]
+
 
 def main() -> None:
     out = ROOT / "notebooks"

@@ -20,3 +20,124 @@ def plot_checkpoint_bytes(series: dict[str, list[tuple[str, int]]]) -> None:
     ax.legend()
     fig.tight_layout()
     plt.show()
+
+
+MARKS = {  # event kind: (label, marker, colour)
+    "save_a": ("地点A保存", "^", "tab:blue"),
+    "tool_ran": ("ツール実行", "o", "tab:orange"),
+    "effect_written": ("台帳記録", "s", "tab:green"),
+    "save_b": ("地点B保存", "v", "tab:purple"),
+    "crash": ("キル", "X", "red"),
+    "reconcile": ("reconcile", "D", "tab:brown"),
+    "done": ("完了", "*", "goldenrod"),
+}
+BRANCH_SHORT = {"hit": "台帳ヒット・再利用", "rerun": "台帳ミス・再実行", "unknown": "台帳ミス・is_error"}
+
+
+def draw_timeline(events, ax) -> None:
+    """Each turn's events in order on two lanes (the first run, the resume), the kill, the unknown-outcome window."""
+    from ..tools import READ_ONLY
+
+    lane, turn, x, pending = 1, 0, 0, {}
+    window_start, seen_labels = None, set()
+    for event in events:
+        kind, data = event.kind, event.data
+        if kind == "resume":
+            lane, turn = 0, data["turn"]
+            x += 1
+            ax.annotate(
+                f"再開 turn={turn} pending={data['pending'] or 'なし'}",
+                (x, lane),
+                xytext=(0, 14),
+                textcoords="offset points",
+                fontsize=8,
+                ha="left",
+            )
+            continue
+        if kind not in MARKS:
+            continue
+        x += 1
+        if kind == "save_a":
+            turn = data["turn"]
+            pending[turn] = data["pending"]
+            ax.annotate(
+                f"{turn}: {data['pending']}",
+                (x, lane),
+                xytext=(0, 14),
+                textcoords="offset points",
+                fontsize=8,
+                ha="left",
+            )
+            if data["pending"] not in READ_ONLY:
+                window_start = x
+        if kind in ("effect_written", "crash") and window_start is not None and lane == 1:
+            ax.axvspan(
+                window_start - 0.3,
+                x - (0.3 if kind == "effect_written" else 0),
+                color="red",
+                alpha=0.12,
+                label=None if "window" in seen_labels else "副作用の結果が台帳から分からない窓",
+            )
+            seen_labels.add("window")
+            window_start = None
+        label, marker, colour = MARKS[kind]
+        ax.scatter(
+            [x],
+            [lane],
+            marker=marker,
+            s=220 if kind == "crash" else 90,
+            color=colour,
+            zorder=3,
+            label=None if kind in seen_labels else label,
+        )
+        seen_labels.add(kind)
+        if kind == "reconcile":
+            ax.annotate(
+                BRANCH_SHORT[data["branch"]],
+                (x, lane),
+                xytext=(0, -18),
+                textcoords="offset points",
+                fontsize=9,
+                ha="center",
+                color=colour,
+            )
+        if kind == "crash":
+            ax.annotate(
+                data["label"],
+                (x, lane),
+                xytext=(0, -18),
+                textcoords="offset points",
+                fontsize=9,
+                ha="center",
+                color="red",
+            )
+    ax.set_yticks([0, 1], ["再開", "初回の実行"])
+    ax.set_ylim(-0.7, 1.7)
+    ax.set_xlim(0, max(x, 1) + 1)
+    ax.set_xticks([])
+    ax.set_xlabel("時間の流れ（イベントの順）")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=4, fontsize=8, frameon=False)
+
+
+def timeline_png(events) -> bytes:
+    """The timeline as PNG bytes (for an ipywidgets Image)."""
+    import io
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 3.2))  # not pyplot: no global figure registry, and faster
+    ax = fig.add_subplot()
+    draw_timeline(events, ax)
+    fig.subplots_adjust(left=0.1, right=0.98, top=0.95, bottom=0.3)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80)
+    return buf.getvalue()
+
+
+def plot_timeline(events) -> None:
+    """The timeline in a notebook cell."""
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    draw_timeline(events, ax)
+    fig.tight_layout()
+    plt.show()

@@ -1,0 +1,413 @@
+"""Crash Lab: pick a crash moment, run in the kernel or as a real process, watch the files, kill, resume.
+
+The lab is one more listener of the loop's events: in the kernel it listens directly, for a real process it reads the
+events the command line appends to HARNESS_EVENTS_FILE. Views are widget values (HTML, Image), never printed output,
+so a notebook showing the lab stays stable under nbval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import html
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import ipywidgets as w
+
+from .. import texts
+from ..crash import CrashPlan, SimulatedCrash
+from ..errors import HarnessError
+from ..loop import run_agent
+from ..models import ScriptedModel
+from ..run import CHECKPOINT_FILE, EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE, Event, Run
+from ..tools import TOOL_SCHEMAS
+from . import FIXED_TIME_MS, pretty, read_text
+
+MOMENTS = [
+    ("なし（最後まで走る）", None),
+    ("① A保存直後", "after-save-a"),
+    ("② ツール完了・台帳未記録", "after-tool-run"),
+    ("台帳記録済み・B未保存（レッスンのデモ）", "after-effect-write"),
+    ("③ B保存直後", "after-save-b"),
+]
+TURNS = [("read_notes（1ターン目）", 1), ("count_words（2ターン目）", 2), ("write_report（3ターン目）", 3)]
+HOW = [("カーネル内（疑似キル）", "simulated"), ("本物のプロセス（SIGKILL）", "sigkill")]
+FILES = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE)
+STEPS = ("save_a", "tool_ran", "effect_written", "save_b", "crash", "resume", "reconcile", "done")
+# inline, so it holds in any page (JupyterLab, Voila) whatever the page's own stylesheet does to <pre>
+PRE_STYLE = (
+    "font-family:monospace;font-size:12px;line-height:1.35;margin:0;padding:4px;white-space:pre-wrap;"
+    "max-height:320px;overflow:auto;background:#fafafa"
+)
+NO_RECONCILE = "reconcile なし（宙ぶらりんな呼び出しがないので、補完せずにそのまま続く）"
+
+
+class _Pause(Exception):
+    """Stops a step-by-step replay after the requested number of events."""
+
+
+def highlight(before: str | None, after: str | None) -> str:
+    """A <pre> of the file, with the lines added since `before` marked."""
+    if after is None:
+        return f"<pre class='lab-file lab-missing' style='{PRE_STYLE};color:#888'>（ファイルなし）</pre>"
+    old, new = (before or "").splitlines(), after.splitlines()
+    changed = set()
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert"):
+            changed.update(range(j1, j2))
+    rows = [
+        f"<mark class='lab-changed' style='background:#ffe58a'>{html.escape(line)}</mark>"
+        if i in changed
+        else html.escape(line)
+        for i, line in enumerate(new)
+    ]
+    return f"<pre class='lab-file' style='{PRE_STYLE}'>" + "\n".join(rows) + "</pre>"
+
+
+class CrashLab:
+    """The widget: controls, buttons, live views of the work folder, the transcript, the branch, the timeline."""
+
+    def __init__(self, workdir: str | Path = "_work/crash-lab", timeline: bool = True) -> None:
+        self.workdir = Path(workdir)
+        self.events_file = self.workdir.parent / f"{self.workdir.name}.events.jsonl"
+        self.with_timeline = timeline
+        self.events: list[Event] = []
+        self.shown: dict[str, str | None] = {name: None for name in FILES}
+        self.process: subprocess.Popen | None = None
+        self.read_upto = 0
+        self.killed_by_hand = False
+        self.crash_snapshot: dict[str, bytes] | None = None
+        self.steps_taken = 0
+        self.step_phase: str | None = None
+        self.phase = "idle"  # idle, stepping, crashed, done
+
+        self.moment = w.RadioButtons(options=MOMENTS, value="after-tool-run", description="落とす瞬間")
+        self.turn = w.RadioButtons(options=TURNS, value=3, description="どのターン")
+        self.how = w.RadioButtons(options=HOW, value="simulated", description="落とし方")
+        self.slow = w.IntSlider(
+            value=0,
+            min=0,
+            max=2000,
+            step=100,
+            description="スロー(ms)",
+            tooltip="本物のプロセスが1ステップごとに止まる時間（講師用）",
+        )
+        self.run_button = w.Button(description="実行", button_style="primary", icon="play")
+        self.resume_button = w.Button(description="再開（--resume）", button_style="success", icon="redo")
+        self.step_button = w.Button(description="1歩進む", icon="step-forward")
+        self.reset_button = w.Button(description="リセット", icon="trash")
+        self.kill_button = w.Button(
+            description="今すぐキル", button_style="danger", icon="skull", disabled=True
+        )
+        for button, action in (
+            (self.run_button, self.run),
+            (self.resume_button, self.resume),
+            (self.step_button, self.step),
+            (self.reset_button, self.reset),
+            (self.kill_button, self.kill_now),
+        ):
+            button.on_click(lambda _, act=action: act())
+        self.status = w.HTML()
+        self.branch = w.HTML()
+        self.views = {name: w.HTML() for name in FILES}
+        self.report = w.HTML()
+        self.transcript = w.Output(layout=w.Layout(border="1px solid #ccc", padding="4px"))
+        self.timeline = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        # stable CSS hooks, for a person's stylesheet and for the browser test
+        for widget, css in (
+            (self.status, "lab-status"),
+            (self.branch, "lab-branch"),
+            (self.report, "lab-report"),
+            (self.transcript, "lab-transcript"),
+            (self.timeline, "lab-timeline"),
+        ):
+            widget.add_class(css)
+        for button, css in (
+            (self.run_button, "lab-run"),
+            (self.resume_button, "lab-resume"),
+            (self.step_button, "lab-step"),
+            (self.reset_button, "lab-reset"),
+            (self.kill_button, "lab-kill"),
+        ):
+            button.add_class(css)
+        for name, css in zip(FILES, ("lab-view-checkpoint", "lab-view-effects", "lab-view-log")):
+            self.views[name].add_class(css)
+        self.widget = self._layout()
+        self.reset()
+
+    # ---- layout -------------------------------------------------------------------------------------------------
+    def _layout(self) -> w.Widget:
+        controls = w.HBox([self.moment, self.turn, w.VBox([self.how, self.slow])])
+        buttons = w.HBox(
+            [self.run_button, self.resume_button, self.step_button, self.reset_button, self.kill_button]
+        )
+        files = w.HBox(
+            [
+                w.VBox([w.HTML(f"<b>{name}</b>"), view], layout=w.Layout(width="33%"))
+                for name, view in self.views.items()
+            ]
+        )
+        parts = [
+            w.HTML("<h3>Crash Lab: 落として、見て、拾い直す</h3>"),
+            controls,
+            buttons,
+            self.status,
+            self.branch,
+            files,
+            self.report,
+            w.HTML("<b>ログ</b>"),
+            self.transcript,
+        ]
+        if self.with_timeline:
+            parts += [w.HTML("<b>タイムライン</b>"), self.timeline]
+        return w.VBox(parts)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+    # ---- what every run reports to -------------------------------------------------------------------------------
+    def on_event(self, event: Event) -> None:
+        """The lab's listener: the transcript line, the branch in the lesson's words, and the files as on disk."""
+        self.events.append(event)
+        line = texts.format_event(event.kind, event.data)
+        if line is not None:
+            self.transcript.append_stdout(line + "\n")
+        if event.kind == "resume" and event.data.get("pending") is None:
+            self.branch.value = f"<b>再開時の判断:</b> {NO_RECONCILE}"
+        if event.kind == "reconcile":
+            self.branch.value = (
+                f"<b>再開時の判断:</b> reconcile → {texts.RECONCILE_LINES[event.data['branch']]}"
+            )
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the work folder; the lines of the latest change to each file stay highlighted."""
+        for name in FILES:
+            now = pretty(read_text(self.workdir / name))
+            if now != self.shown[name] or not self.views[name].value:
+                self.views[name].value = highlight(self.shown[name], now)
+                self.shown[name] = now
+        exists = (self.workdir / REPORT_FILE).exists()
+        self.report.value = f"<b>report.txt:</b> {'あり' if exists else 'なし'}"
+
+    def _clear_views(self) -> None:
+        self.shown = {name: None for name in FILES}
+        for view in self.views.values():
+            view.value = ""
+        self.transcript.outputs = ()
+        self.branch.value = ""
+
+    def _set_status(self, text: str) -> None:
+        self.status.value = f"<b>状態:</b> {html.escape(text)}"
+
+    def _plan(self) -> CrashPlan | None:
+        return CrashPlan(self.moment.value, self.turn.value) if self.moment.value else None
+
+    def _draw_timeline(self) -> None:
+        if self.with_timeline:
+            from .plots import timeline_png
+
+            self.timeline.value = timeline_png(self.events)
+
+    # ---- buttons ------------------------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Empty the work folder and every view."""
+        self.kill_now(quiet=True)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.events_file.unlink(missing_ok=True)
+        self.events, self.steps_taken, self.crash_snapshot, self.phase = [], 0, None, "idle"
+        self.step_phase = None
+        self._clear_views()
+        self.timeline.value = b""
+        self.refresh()
+        self._set_status("まだ何も実行していません")
+
+    def run(self) -> None:
+        """A fresh run, crashing where the controls say (in the kernel, or as a real process)."""
+        self.reset()
+        if self.how.value == "sigkill":
+            self._start_process([], crash=True)
+            return
+        self._in_kernel(resume=False)
+
+    def resume(self) -> None:
+        """--resume in the same folder: load, reconcile, continue."""
+        if self.process is not None:
+            self._set_status("プロセスがまだ動いています。終わるか、今すぐキルしてから再開してください")
+            return
+        self.branch.value = ""
+        self.transcript.append_stdout("--- 再開（--resume）\n")
+        if self.how.value == "sigkill":
+            self._start_process(["--resume"], crash=False)
+            return
+        self._in_kernel(resume=True)
+
+    def _in_kernel(self, resume: bool, limit: int | None = None) -> None:
+        run = Run(
+            self.workdir,
+            clock=lambda: FIXED_TIME_MS,
+            crash=None if resume else self._plan(),
+            listeners=[self.on_event] + ([self._stopper(limit)] if limit else []),
+        )
+        try:
+            run_agent(run, ScriptedModel(), tools=TOOL_SCHEMAS, resume=resume)
+            self.phase = "done"
+            self._set_status("完了しました" if not resume else "再開して完了しました")
+        except SimulatedCrash as crash:
+            self.phase = "crashed"
+            self.crash_snapshot = {p.name: p.read_bytes() for p in self.workdir.iterdir() if p.is_file()}
+            self._set_status(
+                f"{crash.label} で疑似キルされました（終了コード 137 に相当）。再開を押してください"
+            )
+        except _Pause:
+            self.phase = "stepping"
+            self._set_status(
+                f"{self.steps_taken} 歩目で一時停止中（ファイルはこの時点のディスクの中身）。もう一度「1歩進む」"
+            )
+            return
+        except HarnessError as err:
+            self._set_status(str(err).replace("\n", " "))
+        self._draw_timeline()
+
+    def _stopper(self, limit: int):
+        seen = [0]
+
+        def stop(event: Event) -> None:
+            if event.kind in STEPS and event.kind not in (
+                "crash",
+                "done",
+            ):  # those two end the phase themselves
+                seen[0] += 1
+                if seen[0] >= limit:
+                    raise _Pause()
+
+        return stop
+
+    def step(self) -> None:
+        """One more event. The loop is replayed from the start of this phase up to that event (it is deterministic),
+        so the files shown are exactly what the real loop leaves on disk at that point."""
+        if self.how.value == "sigkill":
+            self._set_status(
+                "1歩進むはカーネル内モードだけです。本物のプロセスはスロー(ms)で遅くしてください"
+            )
+            return
+        if self.phase == "crashed":
+            self.step_phase, self.steps_taken = "resume", 1
+        elif self.phase != "stepping":
+            self.step_phase, self.steps_taken, self.crash_snapshot = "run", 1, None
+        else:
+            self.steps_taken += 1
+        self.kill_now(quiet=True)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.workdir.mkdir(parents=True)
+        resuming = self.step_phase == "resume"
+        for name, data in (self.crash_snapshot or {}).items() if resuming else ():
+            (self.workdir / name).write_bytes(data)
+        self.events = []
+        self._clear_views()
+        if resuming:
+            self.transcript.append_stdout("--- 再開（--resume）を1歩ずつ\n")
+        snapshot = self.crash_snapshot
+        self._in_kernel(resume=resuming, limit=self.steps_taken)
+        if resuming and self.phase == "stepping":
+            self.crash_snapshot = snapshot
+
+    # ---- a real process -------------------------------------------------------------------------------------------
+    def _start_process(self, args: list[str], crash: bool) -> None:
+        env = {
+            k: v for k, v in os.environ.items() if k not in ("CRASH_AFTER", "CRASH_MODE", "HARNESS_SLOW_MS")
+        }
+        env.update(
+            HARNESS_EVENTS_FILE=str(self.events_file.resolve()), HARNESS_FIXED_TIME_MS=str(FIXED_TIME_MS)
+        )
+        if crash and self.moment.value:
+            env.update(CRASH_AFTER=f"{self.moment.value}:{self.turn.value}", CRASH_MODE="sigkill")
+        if self.slow.value:
+            env["HARNESS_SLOW_MS"] = str(self.slow.value)
+        self.events_file.unlink(missing_ok=True)
+        self.read_upto, self.killed_by_hand = 0, False
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "harness", "--workdir", str(self.workdir), *args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.kill_button.disabled = False
+        self._set_status(f"本物のプロセス（pid {self.process.pid}）が動いています")
+        try:
+            asyncio.get_running_loop().create_task(self._watch())
+        except RuntimeError:  # no event loop (a script or a test): the caller polls with wait()
+            pass
+
+    async def _watch(self) -> None:
+        while self.poll():
+            await asyncio.sleep(0.05)
+
+    def wait(self, timeout: float = 30) -> None:
+        """Poll a real process until it ends (outside a kernel's event loop)."""
+        deadline = time.monotonic() + timeout
+        while self.poll() and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    def poll(self) -> bool:
+        """Hand new events from the process to the listener; True while the process is still running."""
+        if self.process is None:
+            return False
+        running = self.process.poll() is None
+        for event in self._new_events():
+            self.on_event(event)
+        if running:
+            return True
+        code, stderr = self.process.returncode, self.process.stderr.read() if self.process.stderr else ""
+        self.process = None
+        self.kill_button.disabled = True
+        if self.killed_by_hand:
+            self.transcript.append_stdout("[kill] 今すぐキル: SIGKILL を送信（講師による）\n")
+        if code in (-9, 137):
+            self.phase = "crashed"
+            self._set_status(
+                "プロセスは SIGKILL で死にました（シェルなら終了コード 137）。再開を押してください"
+            )
+        elif code == 0:
+            self.phase = "done"
+            self._set_status("プロセスは終了コード 0 で完了しました")
+        else:
+            self._set_status(f"プロセスが終了コード {code} で止まりました: {stderr.strip()}")
+        self.refresh()
+        self._draw_timeline()
+        return False
+
+    def _new_events(self) -> list[Event]:
+        import json
+
+        try:
+            with open(self.events_file, encoding="utf-8") as f:
+                f.seek(self.read_upto)
+                chunk = f.read()
+        except FileNotFoundError:
+            return []
+        complete = chunk[: chunk.rfind("\n") + 1]
+        self.read_upto += len(complete.encode("utf-8"))
+        events = []
+        for line in complete.splitlines():
+            data = json.loads(line)
+            events.append(Event(data.pop("kind"), data))
+        return events
+
+    def kill_now(self, quiet: bool = False) -> None:
+        """Send SIGKILL to the running process, at whatever moment it is in."""
+        if self.process is not None and self.process.poll() is None:
+            self.killed_by_hand = not quiet
+            self.process.kill()
+            if quiet:
+                self.process.wait()
+                self.process = None

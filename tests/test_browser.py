@@ -1,0 +1,180 @@
+"""A real browser: JupyterLab and Voila in headless Chromium show the Crash Lab, and its widgets react to clicks."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+sync_api = pytest.importorskip("playwright.sync_api")
+if not Path(CHROMIUM).exists():
+    if os.environ.get("REQUIRE_BROWSER"):
+        raise RuntimeError(
+            f"REQUIRE_BROWSER is set but Chromium is missing at {CHROMIUM} (apt-get install chromium)"
+        )
+    pytest.skip(
+        "Chromium is not installed (apt-get install chromium); .ci/run installs it", allow_module_level=True
+    )
+
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}: {proc.stdout.read()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(url)
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory):
+    """A folder with a copy of the notebook, and Jupyter/IPython/matplotlib state kept out of $HOME."""
+    root = tmp_path_factory.mktemp("browser")
+    shutil.copy(ROOT / "notebooks" / "crash_lab.ipynb", root / "crash_lab.ipynb")
+    state = root / ".state"
+    settings = state / "lab-settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(state / "config"),
+        "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
+        "IPYTHONDIR": str(state / "ipython"),
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "JUPYTERLAB_SETTINGS_DIR": str(state / "lab-settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(state / "ws"),
+    }
+    ARTIFACTS.mkdir(exist_ok=True)
+    return root, env
+
+
+def serve(cmd: list[str], cwd: Path, env: dict, ready_url: str):
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        wait_for_http(ready_url, proc)
+    except Exception:
+        proc.kill()
+        raise
+    return proc
+
+
+def drive_crash_lab(page, screenshot: Path) -> None:
+    """Choose ② on write_report, run, check the views, resume, check the branch."""
+    expect = sync_api.expect
+    page.wait_for_selector(".lab-view-effects", timeout=90_000)
+    page.get_by_label("② ツール完了・台帳未記録").check()
+    page.get_by_label("write_report（3ターン目）").check()
+    page.get_by_label("カーネル内（疑似キル）").check()
+    page.locator("button.lab-run").click()
+    expect(page.locator(".lab-status")).to_contain_text("after-tool-run:3 で疑似キル", timeout=30_000)
+    expect(page.locator(".lab-view-effects")).to_contain_text("toolu_02")
+    expect(page.locator(".lab-view-effects")).not_to_contain_text("toolu_03")
+    expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
+    expect(page.locator(".lab-report")).to_contain_text("あり")
+    page.locator("button.lab-resume").click()
+    expect(page.locator(".lab-branch")).to_contain_text(
+        "台帳ミスかつ副作用あり、判断不能、is_error を追加", timeout=30_000
+    )
+    expect(page.locator(".lab-transcript")).to_contain_text("write_report の実行状態が不明です")
+    page.screenshot(path=str(screenshot), full_page=True)
+
+
+def test_crash_lab_in_jupyterlab(sandbox):
+    root, env = sandbox
+    port = free_port()
+    proc = serve(
+        [
+            str(BIN / "jupyter"),
+            "lab",
+            "--no-browser",
+            f"--port={port}",
+            "--ip=127.0.0.1",
+            "--allow-root",
+            "--IdentityProvider.token=",
+            "--ServerApp.password=",
+            "--LabApp.expose_app_in_browser=True",
+            f"--ServerApp.root_dir={root}",
+        ],
+        root,
+        env,
+        f"http://127.0.0.1:{port}/api/status",
+    )
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.goto(f"http://127.0.0.1:{port}/lab/tree/crash_lab.ipynb")
+            page.wait_for_function(
+                "window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                " && window.jupyterapp.shell.currentWidget.sessionContext"
+                " && window.jupyterapp.shell.currentWidget.sessionContext.session"
+                " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+                " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
+                " === 'idle'",
+                timeout=90_000,
+            )
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            drive_crash_lab(page, ARTIFACTS / "crash_lab_jupyterlab.png")
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_crash_lab_in_voila(sandbox):
+    root, env = sandbox
+    port = free_port()
+    proc = serve(
+        [str(BIN / "voila"), "crash_lab.ipynb", "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1"],
+        root,
+        env,
+        f"http://127.0.0.1:{port}/",
+    )
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.goto(f"http://127.0.0.1:{port}/", timeout=90_000)
+            drive_crash_lab(page, ARTIFACTS / "crash_lab_voila.png")
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
