@@ -13,15 +13,25 @@ VERSION = 1
 CHECKPOINT_KEYS = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUse")
 
 
-def write_json_atomic(path: Path, obj: object) -> None:
-    """Write JSON so the file on disk is always either the old version or the new one, never half of each."""
+def write_json_atomic(path: Path, obj: object, crash=None) -> None:
+    """Write JSON so the file on disk is always either the old version or the new one, never half of each.
+
+    `crash`, if given, is called at the two moments a crash inside the writer can hit (torn temp file, before rename).
+    """
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     data = json.dumps(obj, ensure_ascii=False, indent=2).encode("utf-8")
     with open(tmp, "wb") as f:
+        if crash:
+            f.write(data[: len(data) // 2])
+            f.flush()
+            crash(f"{path.stem}-torn-write")
+            data = data[len(data) // 2 :]
         f.write(data)
         f.flush()
         os.fsync(f.fileno())  # the bytes are on the disk before the rename makes them visible
+    if crash:
+        crash(f"{path.stem}-before-rename")
     os.replace(tmp, path)  # atomic within one file system
     _fsync_folder(path.parent)  # the rename itself survives a power loss
 
@@ -53,9 +63,9 @@ def read_json(path: Path, missing: str, unparsable: str) -> object:
         raise HarnessError(unparsable.format(path=path)) from None
 
 
-def save_checkpoint(path: Path, cp: dict) -> None:
+def save_checkpoint(path: Path, cp: dict, crash=None) -> None:
     """Serialise the scene {version, task, turns, tokensUsed, messages, pendingToolUse} atomically."""
-    write_json_atomic(path, cp)
+    write_json_atomic(path, cp, crash)
 
 
 def load_checkpoint(path: Path) -> dict:

@@ -16,6 +16,14 @@ CRASH_LABELS = {
     "after-effect-write": "台帳記録済み・地点B未保存（レッスンのデモ）",
     "after-save-b": "③ 地点B保存直後",
 }
+# Beyond the lesson: crash points inside the atomic writer, for each of the two files it writes.
+WRITER_LABELS = {
+    "checkpoint-torn-write": "checkpoint.json.tmp を半分だけ書いたところ",
+    "checkpoint-before-rename": "checkpoint.json.tmp を書き終え、rename する直前",
+    "effects-torn-write": "effects.json.tmp を半分だけ書いたところ",
+    "effects-before-rename": "effects.json.tmp を書き終え、rename する直前",
+}
+ALL_LABELS = {**CRASH_LABELS, **WRITER_LABELS}
 CRASH_MODES = ("simulated", "sigkill")
 
 
@@ -31,9 +39,9 @@ class CrashPlan:
     """Crash at the n-th occurrence of label in this run (counted per plan, so two runs never share a count)."""
 
     def __init__(self, label: str, n: int, mode: str = "simulated") -> None:
-        if label not in CRASH_LABELS or not isinstance(n, int) or n < 1:
+        if label not in ALL_LABELS or not isinstance(n, int) or n < 1:
             raise HarnessError(
-                texts.BAD_CRASH_AFTER.format(value=f"{label}:{n}", labels=", ".join(CRASH_LABELS))
+                texts.BAD_CRASH_AFTER.format(value=f"{label}:{n}", labels=", ".join(ALL_LABELS))
             )
         if mode not in CRASH_MODES:
             raise HarnessError(texts.BAD_CRASH_MODE.format(value=mode))
@@ -52,10 +60,8 @@ class CrashPlan:
         if not crash_after:
             return None
         label, _, n = crash_after.partition(":")
-        if label not in CRASH_LABELS or not n.isdigit() or int(n) < 1:
-            raise HarnessError(
-                texts.BAD_CRASH_AFTER.format(value=crash_after, labels=", ".join(CRASH_LABELS))
-            )
+        if label not in ALL_LABELS or not n.isdigit() or int(n) < 1:
+            raise HarnessError(texts.BAD_CRASH_AFTER.format(value=crash_after, labels=", ".join(ALL_LABELS)))
         return cls(label, int(n), mode)
 
     def should_crash(self, label: str) -> bool:
@@ -75,3 +81,11 @@ def crash_point(run, label: str) -> None:
         sys.stderr.flush()
         os.kill(os.getpid(), signal.SIGKILL)
     raise SimulatedCrash(tag)
+
+
+def writer_hooks(run) -> dict:
+    """{"crash": ...} for a writer when the run's plan aims inside the writers, else {} (the blocks keep their
+    lesson signature: save_checkpoint(path, cp), save_effect(path, id, entry))."""
+    if run.crash is not None and run.crash.label in WRITER_LABELS:
+        return {"crash": lambda label: crash_point(run, label)}
+    return {}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from . import texts
 from .checkpoint import read_json, write_json_atomic
-from .crash import crash_point
+from .crash import crash_point, writer_hooks
 from .errors import HarnessError
 
 
@@ -21,11 +21,11 @@ def load_effects(path: Path) -> dict[str, dict[str, object]]:
     return effects
 
 
-def save_effect(path: Path, tool_use_id: str, entry: dict[str, object]) -> None:
+def save_effect(path: Path, tool_use_id: str, entry: dict[str, object], crash=None) -> None:
     """Add one record {name, result, at} for a tool that has already run, atomically."""
     effects = load_effects(path)
     effects[tool_use_id] = entry
-    write_json_atomic(path, effects)
+    write_json_atomic(path, effects, crash)
 
 
 def effects_shape_problem(effects: object) -> str | None:
@@ -42,6 +42,11 @@ def effects_shape_problem(effects: object) -> str | None:
 
 def record_effect(run, tool_use_id: str, name: str, output: object) -> None:
     """Write the ledger record for a tool that has just returned its real output, then pass the crash point."""
-    save_effect(run.effects_path, tool_use_id, {"name": name, "result": output, "at": run.clock()})
+    save_effect(
+        run.effects_path,
+        tool_use_id,
+        {"name": name, "result": output, "at": run.clock()},
+        **writer_hooks(run),
+    )
     run.emit("effect_written", id=tool_use_id, name=name)
     crash_point(run, "after-effect-write")

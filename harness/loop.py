@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from . import texts
 from .checkpoint import VERSION, load_checkpoint, save_checkpoint
-from .crash import crash_point
+from .crash import crash_point, writer_hooks
 from .errors import HarnessError
 from .ledger import record_effect
+from .lock import holds_workdir
 from .reconcile import reconcile
 from .run import OUTPUT_FILES
 from .tools import ToolError, ensure_notes, execute_tool, tool_error_result
@@ -36,6 +37,7 @@ def run_tool_uses(run, content: list[dict], turn: int = 0) -> list[dict]:
     return results
 
 
+@holds_workdir
 def run_agent(
     run,
     client,
@@ -61,7 +63,7 @@ def run_agent(
             # Rebuild the assistant turn that point A saved as pendingToolUse, then answer it.
             messages.append({"role": "assistant", "content": [{"type": "tool_use", **pending}]})
             messages.append({"role": "user", "content": [result]})
-            save_checkpoint(path, _scene(task, turns, tokens_used, messages, None))
+            save_checkpoint(path, _scene(task, turns, tokens_used, messages, None), **writer_hooks(run))
             run.emit("save_b", turn=turns, resumed=True)
             crash_point(run, "after-save-b")
     else:
@@ -84,7 +86,7 @@ def run_agent(
         block = tool_uses[0]
         # -- point A: right after the model's response, record this turn's pending tool call --
         pending = {"id": block["id"], "name": block["name"], "input": block["input"]}
-        save_checkpoint(path, _scene(task, turns, tokens_used, messages, pending))
+        save_checkpoint(path, _scene(task, turns, tokens_used, messages, pending), **writer_hooks(run))
         run.emit("save_a", turn=turns, pending=block["name"])
         crash_point(run, "after-save-a")
 
@@ -93,7 +95,7 @@ def run_agent(
         messages.append({"role": "user", "content": tool_results})
 
         # -- point B: the tool_result is in messages (and the ledger on disk): nothing is pending --
-        save_checkpoint(path, _scene(task, turns, tokens_used, messages, None))
+        save_checkpoint(path, _scene(task, turns, tokens_used, messages, None), **writer_hooks(run))
         run.emit("save_b", turn=turns)
         crash_point(run, "after-save-b")
 

@@ -75,6 +75,10 @@ MULTIPLE_TOOL_USES = (
     "モデルが1ターンに {count} 個の tool_use を返しました。このハーネスは宙ぶらりんな呼び出しを1つしか扱えません。\n"
     "チェックポイントは直前の地点のまま有効です。原因を確かめてから --resume してください。"
 )
+WORKDIR_BUSY = (
+    "作業フォルダ {path} は別のプロセスが使用中です（python -m harness か notebook の実行）。\n"
+    "そのプロセスが終わるのを待つか、止めてから実行してください。"
+)
 UNEXPECTED = (
     "予期しないエラーです（{kind}: {error}）。\nHARNESS_DEBUG=1 を付けて再実行すると詳しい情報が出ます。"
 )

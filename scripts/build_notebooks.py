@@ -243,7 +243,8 @@ NOTEBOOKS["03_points_a_and_b.ipynb"] = [
         "03",
         "from harness import TOOL_SCHEMAS, CrashPlan, Run, ScriptedModel, SimulatedCrash, texts\n"
         "        from harness.checkpoint import VERSION, load_checkpoint, save_checkpoint\n"
-        "        from harness.crash import crash_point\n"
+        "        from harness.crash import crash_point, writer_hooks\n"
+        "        from harness.lock import holds_workdir\n"
         "        from harness.errors import HarnessError\n"
         "        from harness.loop import MAX_TURNS, _done, _scene, run_tool_uses\n"
         "        from harness.reconcile import reconcile\n"
@@ -309,7 +310,7 @@ NOTEBOOKS["04_ledger.ipynb"] = [
         "import json\n        from pathlib import Path\n"
         "        from harness import TOOL_SCHEMAS, Run, ScriptedModel, run_agent\n"
         "        from harness.checkpoint import read_json, write_json_atomic\n"
-        "        from harness.crash import crash_point\n"
+        "        from harness.crash import crash_point, writer_hooks\n"
         "        from harness.errors import HarnessError\n"
         "        from harness.ledger import effects_shape_problem\n"
         "        from harness.tools import ToolError, ensure_notes, execute_tool, tool_error_result\n"
