@@ -22,8 +22,9 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 
 
-USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR]
+USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real]
   --resume        checkpoint.json から再開する（reconcile してから続ける）
+  --real          本物の Messages API を使う（ANTHROPIC_API_KEY が必要。モデルは ANTHROPIC_MODEL で変えられる）
   --workdir DIR   作業フォルダ（既定: {DEFAULT_WORKDIR}）
 環境変数: CRASH_AFTER=LABEL:N（LABEL は after-save-a, after-tool-run, after-effect-write, after-save-b）
           CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
@@ -31,13 +32,15 @@ USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR]
           HARNESS_EVENTS_FILE=PATH（イベントを1行1 JSON で追記する。Crash Lab が使う）"""
 
 
-def parse_args(argv: list[str]) -> tuple[bool, str]:
-    """(resume, workdir) from the two options; argparse is not used because it alone costs ~8 ms of start-up."""
-    resume, workdir, rest = False, DEFAULT_WORKDIR, list(argv)
+def parse_args(argv: list[str]) -> tuple[bool, str, bool]:
+    """(resume, workdir, real) from the options; argparse is not used because it alone costs ~8 ms of start-up."""
+    resume, workdir, real, rest = False, DEFAULT_WORKDIR, False, list(argv)
     while rest:
         arg = rest.pop(0)
         if arg == "--resume":
             resume = True
+        elif arg == "--real":
+            real = True
         elif arg == "--workdir" and rest:
             workdir = rest.pop(0)
         elif arg.startswith("--workdir="):
@@ -48,7 +51,7 @@ def parse_args(argv: list[str]) -> tuple[bool, str]:
         else:
             print(f"引数 {arg} を読めません。\n{USAGE.splitlines()[0]}", file=sys.stderr)
             raise SystemExit(EXIT_USAGE)
-    return resume, workdir
+    return resume, workdir, real
 
 
 STEP_EVENTS = ("save_a", "tool_ran", "effect_written", "save_b", "resume", "reconcile")
@@ -89,7 +92,10 @@ def listeners_from_env(env) -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    resume, workdir_arg = parse_args(sys.argv[1:] if argv is None else argv)
+    resume, workdir_arg, real = parse_args(sys.argv[1:] if argv is None else argv)
+    if real and not os.environ.get("ANTHROPIC_API_KEY"):
+        print(texts.NO_API_KEY, file=sys.stderr)
+        return EXIT_ERROR
 
     fixed = os.environ.get("HARNESS_FIXED_TIME_MS")  # deterministic ledger timestamps for notebooks and tests
     try:
@@ -107,16 +113,19 @@ def main(argv: list[str] | None = None) -> int:
             )
         workdir.mkdir(parents=True, exist_ok=True)
         run = Run(workdir, clock=clock, crash=plan, listeners=listeners_from_env(os.environ))
-        run_agent(run, ScriptedModel(), texts.TASK, TOOL_SCHEMAS, resume=resume)
+        run_agent(run, _client(real), texts.TASK, TOOL_SCHEMAS, resume=resume)
     except SimulatedCrash:
         return EXIT_CRASHED  # the [kill] line was printed by the crash event
     except HarnessError as err:
         print(f"エラー: {err}", file=sys.stderr)
         return EXIT_ERROR
     except APIError as err:
+        kind = texts.API_KINDS.get(err.status, "HTTP エラー")
+        hint = (
+            texts.API_RESUME_HINT if Path(workdir_arg, "checkpoint.json").exists() else texts.API_RESTART_HINT
+        )
         print(
-            f"エラー: モデルの API がリクエストを拒否しました: {err}\nチェックポイントはそのまま残っています。"
-            "原因を確かめてから --resume してください。",
+            f"エラー: {texts.API_FAILED.format(kind=kind, status=err.status, message=err.message)}\n{hint}",
             file=sys.stderr,
         )
         return EXIT_ERROR
@@ -126,6 +135,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"エラー: {texts.UNEXPECTED.format(kind=type(err).__name__, error=err)}", file=sys.stderr)
         return EXIT_ERROR
     return 0
+
+
+def _client(real: bool):
+    if not real:
+        return ScriptedModel()
+    from .models import AnthropicClient  # imports anthropic: only on --real
+
+    return AnthropicClient()
 
 
 if __name__ == "__main__":

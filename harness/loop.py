@@ -103,6 +103,11 @@ def run_agent(
         tokens_used += response["usage"]["input_tokens"] + response["usage"]["output_tokens"]
 
     text = "".join(b.get("text", "") for b in response["content"] if b["type"] == "text")
+    if response["stop_reason"] not in (
+        "end_turn",
+        "stop_sequence",
+    ):  # max_tokens, refusal, ...: report, never loop
+        text = texts.STOPPED_EARLY.format(reason=response["stop_reason"], text=text or "（なし）")
     return _done(run, text)
 
 

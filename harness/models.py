@@ -8,7 +8,7 @@ import os
 from . import texts
 from .run import NOTES_FILE, REPORT_FILE
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"  # the one place the model id lives; ANTHROPIC_MODEL overrides it
 SCRIPTED_MODEL = "scripted-lesson-6"
 
 
@@ -136,22 +136,43 @@ def _tool_use(id: str, name: str, input: dict) -> dict:
 
 
 class AnthropicClient:
-    """The real Messages API behind the same create() call; anthropic is imported only when this is built."""
+    """The real Messages API behind the same create() call; anthropic is imported only when this is built.
+
+    The key comes only from the environment (ANTHROPIC_API_KEY, read by the SDK itself) and the model id from
+    ANTHROPIC_MODEL, else DEFAULT_MODEL. SDK errors become APIError, so the loop and the command line treat the
+    real API and the scripted model alike.
+    """
 
     def __init__(self, model: str | None = None, max_tokens: int = 1024, **client_kwargs: object) -> None:
         import anthropic  # lazy: importing it costs seconds
 
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         self.max_tokens = max_tokens
-        self._client = anthropic.Anthropic(**client_kwargs)
+        self._anthropic = anthropic
+        self._client = anthropic.Anthropic(**{"timeout": 120.0, "max_retries": 2, **client_kwargs})
         self.messages = self
 
     def create(self, *, messages: list[dict], tools: list[dict] | None = None, **_: object) -> dict:
-        response = self._client.messages.create(
-            model=self.model,
-            max_tokens=self.max_tokens,
-            tools=tools or [],
-            messages=messages,
-            tool_choice={"type": "auto", "disable_parallel_tool_use": True},
-        )
+        sdk = self._anthropic
+        try:
+            response = self._client.messages.create(
+                model=self.model,
+                max_tokens=self.max_tokens,
+                tools=tools or [],
+                messages=messages,
+                # one tool per turn: the lesson's single-pending-call protocol
+                tool_choice={"type": "auto", "disable_parallel_tool_use": True},
+            )
+        except sdk.APITimeoutError:
+            raise APIError(0, texts.API_TIMEOUT) from None
+        except sdk.APIConnectionError as err:
+            raise APIError(0, texts.API_CONNECTION.format(error=err)) from None
+        except sdk.APIStatusError as err:
+            raise APIError(err.status_code, _status_message(err)) from None
         return response.model_dump(mode="json", exclude_none=True)
+
+
+def _status_message(err) -> str:
+    body = err.body if isinstance(err.body, dict) else {}
+    detail = body.get("error", {}).get("message") if isinstance(body.get("error"), dict) else None
+    return detail or str(err.message)

@@ -79,6 +79,30 @@ WORKDIR_BUSY = (
     "作業フォルダ {path} は別のプロセスが使用中です（python -m harness か notebook の実行）。\n"
     "そのプロセスが終わるのを待つか、止めてから実行してください。"
 )
+NO_API_KEY = "エラー: --real には環境変数 ANTHROPIC_API_KEY が必要です（鍵なしならスクリプト化されたモデルで --real を外してください）。"
+API_TIMEOUT = "API の応答がタイムアウトしました"
+API_CONNECTION = "API に接続できませんでした（{error}）"
+API_KINDS = {
+    0: "接続できません",
+    400: "リクエストが不正",
+    401: "認証エラー",
+    403: "権限がありません",
+    404: "見つかりません",
+    413: "リクエストが大きすぎます",
+    429: "レート制限",
+    500: "API 内部エラー",
+    529: "API が過負荷",
+}
+API_FAILED = "モデルの API 呼び出しが失敗しました（{kind}、HTTP {status}）: {message}"
+API_RESUME_HINT = (
+    "チェックポイントは直前の保存のまま有効です。原因が解消したら --resume で続きから再開できます。"
+)
+API_RESTART_HINT = (
+    "まだチェックポイントがありません。原因が解消したら --resume なしで最初から実行してください。"
+)
+STOPPED_EARLY = (
+    "モデルが stop_reason={reason} で止まりました（ツール呼び出しでも通常の終了でもありません）。応答: {text}"
+)
 UNEXPECTED = (
     "予期しないエラーです（{kind}: {error}）。\nHARNESS_DEBUG=1 を付けて再実行すると詳しい情報が出ます。"
 )

@@ -511,6 +511,28 @@ NOTEBOOKS["06_entrypoint.ipynb"] = [
         cli(scratch("06-empty"), "--resume")
     """),
     md("""
+        ## 本物のモデルで
+
+        ここまでの実行はすべて、決まった応答を返すスクリプト化されたモデルでした。本物の Messages API との違いは
+        クライアントだけで、ループもチェックポイントも台帳も同じです。環境変数 `ANTHROPIC_API_KEY` があれば、次のセルは
+        本物のモデル（`ANTHROPIC_MODEL`、既定は `harness.models.DEFAULT_MODEL`）で同じタスクを走らせます。
+        なければ1行そう言うだけです。コマンドラインなら `python -m harness --real` です。
+    """),
+    code("""
+        import os
+
+        from harness import TOOL_SCHEMAS, Run, run_agent
+
+        if os.environ.get("ANTHROPIC_API_KEY"):
+            from harness.models import AnthropicClient
+
+            client = AnthropicClient()
+            print(f"本物のモデル {client.model} で走らせます")
+            run_agent(Run(scratch("06-real"), listeners=[print_transcript]), client, tools=TOOL_SCHEMAS)
+        else:
+            print("ANTHROPIC_API_KEY がないので、スクリプト化されたモデルのまま進みます")
+    """),
+    md("""
         ## まとめ
 
         - `--resume` なし: 前回の場面と出力を片付けてから始める。`--resume` あり: 読み込み → reconcile → 続行。
