@@ -116,6 +116,17 @@ def drive_crash_lab(page, screenshot: Path) -> None:
     expect(page.locator(".lab-transcript")).to_contain_text("write_report の実行状態が不明です")
     page.screenshot(path=str(screenshot), full_page=True)
 
+    # the same moment with a real process killed by SIGKILL, watched while it runs
+    page.get_by_label("本物のプロセス（SIGKILL）").check()
+    page.locator("button.lab-run").click()
+    expect(page.locator(".lab-status")).to_contain_text("SIGKILL で死にました", timeout=30_000)
+    expect(page.locator(".lab-transcript")).to_contain_text("[kill] after-tool-run:3 で SIGKILL（本物のキル）")
+    expect(page.locator(".lab-view-effects")).not_to_contain_text("toolu_03")
+    expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
+    page.locator("button.lab-resume").click()
+    expect(page.locator(".lab-status")).to_contain_text("終了コード 0 で完了しました", timeout=30_000)
+    expect(page.locator(".lab-branch")).to_contain_text("台帳ミスかつ副作用あり、判断不能、is_error を追加")
+
 
 def test_crash_lab_in_jupyterlab(sandbox):
     root, env = sandbox
