@@ -10,10 +10,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import html
-import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,6 +24,7 @@ from ..models import ScriptedModel
 from ..run import CHECKPOINT_FILE, EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE, Event, Run
 from ..tools import TOOL_SCHEMAS
 from . import FIXED_TIME_MS, pretty, read_text
+from .process import WatchedProcess
 
 MOMENTS = [
     ("なし（最後まで走る）", None),
@@ -44,6 +42,14 @@ PRE_STYLE = (
     "font-family:monospace;font-size:12px;line-height:1.35;margin:0;padding:4px;white-space:pre-wrap;"
     "max-height:320px;overflow:auto;background:#fafafa"
 )
+# description, style, icon, CSS class (for a stylesheet and the browser test), method
+BUTTONS = [
+    ("実行", "primary", "play", "lab-run", "run"),
+    ("再開（--resume）", "success", "redo", "lab-resume", "resume"),
+    ("1歩進む", "", "step-forward", "lab-step", "step"),
+    ("リセット", "", "trash", "lab-reset", "reset"),
+    ("今すぐキル", "danger", "skull", "lab-kill", "kill_now"),
+]
 NO_RECONCILE = "reconcile なし（宙ぶらりんな呼び出しがないので、補完せずにそのまま続く）"
 
 
@@ -78,9 +84,7 @@ class CrashLab:
         self.with_timeline = timeline
         self.events: list[Event] = []
         self.shown: dict[str, str | None] = {name: None for name in FILES}
-        self.process: subprocess.Popen | None = None
-        self.read_upto = 0
-        self.killed_by_hand = False
+        self.process: WatchedProcess | None = None
         self.crash_snapshot: dict[str, bytes] | None = None
         self.steps_taken = 0
         self.step_phase: str | None = None
@@ -97,21 +101,10 @@ class CrashLab:
             description="スロー(ms)",
             tooltip="本物のプロセスが1ステップごとに止まる時間（講師用）",
         )
-        self.run_button = w.Button(description="実行", button_style="primary", icon="play")
-        self.resume_button = w.Button(description="再開（--resume）", button_style="success", icon="redo")
-        self.step_button = w.Button(description="1歩進む", icon="step-forward")
-        self.reset_button = w.Button(description="リセット", icon="trash")
-        self.kill_button = w.Button(
-            description="今すぐキル", button_style="danger", icon="skull", disabled=True
+        self.run_button, self.resume_button, self.step_button, self.reset_button, self.kill_button = (
+            self._button(*spec) for spec in BUTTONS
         )
-        for button, action in (
-            (self.run_button, self.run),
-            (self.resume_button, self.resume),
-            (self.step_button, self.step),
-            (self.reset_button, self.reset),
-            (self.kill_button, self.kill_now),
-        ):
-            button.on_click(lambda _, act=action: act())
+        self.kill_button.disabled = True
         self.status = w.HTML()
         self.branch = w.HTML()
         self.views = {name: w.HTML() for name in FILES}
@@ -127,18 +120,16 @@ class CrashLab:
             (self.timeline, "lab-timeline"),
         ):
             widget.add_class(css)
-        for button, css in (
-            (self.run_button, "lab-run"),
-            (self.resume_button, "lab-resume"),
-            (self.step_button, "lab-step"),
-            (self.reset_button, "lab-reset"),
-            (self.kill_button, "lab-kill"),
-        ):
-            button.add_class(css)
         for name, css in zip(FILES, ("lab-view-checkpoint", "lab-view-effects", "lab-view-log")):
             self.views[name].add_class(css)
         self.widget = self._layout()
         self.reset()
+
+    def _button(self, description: str, style: str, icon: str, css: str, action: str) -> w.Button:
+        button = w.Button(description=description, button_style=style, icon=icon)
+        button.add_class(css)
+        button.on_click(lambda _: getattr(self, action)())
+        return button
 
     # ---- layout -------------------------------------------------------------------------------------------------
     def _layout(self) -> w.Widget:
@@ -322,25 +313,8 @@ class CrashLab:
 
     # ---- a real process -------------------------------------------------------------------------------------------
     def _start_process(self, args: list[str], crash: bool) -> None:
-        env = {
-            k: v for k, v in os.environ.items() if k not in ("CRASH_AFTER", "CRASH_MODE", "HARNESS_SLOW_MS")
-        }
-        env.update(
-            HARNESS_EVENTS_FILE=str(self.events_file.resolve()), HARNESS_FIXED_TIME_MS=str(FIXED_TIME_MS)
-        )
-        if crash and self.moment.value:
-            env.update(CRASH_AFTER=f"{self.moment.value}:{self.turn.value}", CRASH_MODE="sigkill")
-        if self.slow.value:
-            env["HARNESS_SLOW_MS"] = str(self.slow.value)
-        self.events_file.unlink(missing_ok=True)
-        self.read_upto, self.killed_by_hand = 0, False
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "harness", "--workdir", str(self.workdir), *args],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        crash_after = f"{self.moment.value}:{self.turn.value}" if crash and self.moment.value else None
+        self.process = WatchedProcess(self.workdir, self.events_file, args, crash_after, self.slow.value)
         self.kill_button.disabled = False
         self._set_status(f"本物のプロセス（pid {self.process.pid}）が動いています")
         try:
@@ -362,15 +336,15 @@ class CrashLab:
         """Hand new events from the process to the listener; True while the process is still running."""
         if self.process is None:
             return False
-        running = self.process.poll() is None
-        for event in self._new_events():
+        running = self.process.running()
+        for event in self.process.new_events():
             self.on_event(event)
         if running:
             return True
-        code, stderr = self.process.returncode, self.process.stderr.read() if self.process.stderr else ""
+        (code, stderr), by_hand = self.process.outcome(), self.process.killed_by_hand
         self.process = None
         self.kill_button.disabled = True
-        if self.killed_by_hand:
+        if by_hand:
             self.transcript.append_stdout("[kill] 今すぐキル: SIGKILL を送信（講師による）\n")
         if code in (-9, 137):
             self.phase = "crashed"
@@ -386,28 +360,11 @@ class CrashLab:
         self._draw_timeline()
         return False
 
-    def _new_events(self) -> list[Event]:
-        import json
-
-        try:
-            with open(self.events_file, encoding="utf-8") as f:
-                f.seek(self.read_upto)
-                chunk = f.read()
-        except FileNotFoundError:
-            return []
-        complete = chunk[: chunk.rfind("\n") + 1]
-        self.read_upto += len(complete.encode("utf-8"))
-        events = []
-        for line in complete.splitlines():
-            data = json.loads(line)
-            events.append(Event(data.pop("kind"), data))
-        return events
-
     def kill_now(self, quiet: bool = False) -> None:
-        """Send SIGKILL to the running process, at whatever moment it is in."""
-        if self.process is not None and self.process.poll() is None:
-            self.killed_by_hand = not quiet
-            self.process.kill()
-            if quiet:
-                self.process.wait()
-                self.process = None
+        """Send SIGKILL to the running process, at whatever moment it is in (quiet: when resetting)."""
+        if self.process is None:
+            return
+        self.process.kill(by_hand=not quiet)
+        if quiet:
+            self.process = None
+            self.kill_button.disabled = True
