@@ -7,7 +7,9 @@ kernel's start. Cell timing metadata is dropped so a re-run changes only what re
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -18,6 +20,35 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("notebooks", "exercises", "solutions")
 os.environ.pop("ANTHROPIC_API_KEY", None)  # stored outputs are the key-free ones, as nbval sees them
+
+
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def stable_widget_ids(nb):
+    """Renumber the random widget model ids in the order the widget tree reaches them, so a re-run of an unchanged
+    notebook leaves the file byte-identical (the saved widget state stays, for viewers that can render it)."""
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    if not state:
+        return nb
+    order: list[str] = []
+
+    def visit(model_id: str) -> None:
+        if model_id in state and model_id not in order:
+            order.append(model_id)
+            for ref in re.findall(r"IPY_MODEL_([0-9a-f]{32})", json.dumps(state[model_id], sort_keys=True)):
+                visit(ref)
+
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            visit(out.get("data", {}).get(WIDGET_VIEW, {}).get("model_id", ""))
+    for model_id in sorted(state, key=lambda m: json.dumps(state[m], sort_keys=True)):  # any not reached
+        visit(model_id)
+    text = nbformat.writes(nb)
+    for i, model_id in enumerate(order):
+        text = text.replace(model_id, f"{i + 1:032x}")
+    return nbformat.reads(text, as_version=4)
 
 
 def execute(path: Path) -> float:
@@ -36,7 +67,7 @@ def execute(path: Path) -> float:
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
     nb.metadata.get("language_info", {}).pop("version", None)
-    nbformat.write(nb, path)
+    nbformat.write(stable_widget_ids(nb), path)
     return elapsed
 
 
