@@ -51,6 +51,22 @@ def stable_widget_ids(nb):
     return nbformat.reads(text, as_version=4)
 
 
+def coalesce_streams(cell) -> None:
+    """Merge consecutive stdout (or stderr) outputs: how the kernel happened to flush them is not content."""
+    merged = []
+    for out in cell.get("outputs", []):
+        if (
+            merged
+            and out.output_type == "stream"
+            and merged[-1].output_type == "stream"
+            and merged[-1].name == out.name
+        ):
+            merged[-1].text += out.text
+        else:
+            merged.append(out)
+    cell.outputs = merged
+
+
 def execute(path: Path) -> float:
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
@@ -66,6 +82,8 @@ def execute(path: Path) -> float:
     elapsed = time.perf_counter() - start
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            coalesce_streams(cell)
     nb.metadata.get("language_info", {}).pop("version", None)
     nbformat.write(stable_widget_ids(nb), path)
     return elapsed
