@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from ..crash import CrashPlan, SimulatedCrash
+from ..lab import read_text
 from ..loop import run_agent
 from ..models import ScriptedModel
 from ..run import Run
@@ -89,7 +90,7 @@ def crash_then_look(workdir: Path, label: str | None, **blocks) -> dict:
         )
     except SimulatedCrash:
         crashed = True
-    disk = {name: _read(workdir / name) for name in ("checkpoint.json", "effects.json", "tool-runs.log")}
+    disk = {name: read_text(workdir / name) for name in ("checkpoint.json", "effects.json", "tool-runs.log")}
     return {"crashed": crashed, "disk": disk, "report_at_crash": (workdir / "report.txt").exists()}
 
 
@@ -108,7 +109,7 @@ def resume_and_look(workdir: Path, **blocks) -> dict:
         "branch": branches[0] if branches else None,
         "events": events,
         "report_after": (workdir / "report.txt").exists(),
-        "runs_after": (_read(workdir / "tool-runs.log") or "").splitlines(),
+        "runs_after": (read_text(workdir / "tool-runs.log") or "").splitlines(),
     }
 
 
@@ -131,13 +132,6 @@ def crash_and_resume(workdir: Path, label: str | None, **blocks) -> dict:
 def _split(label: str) -> tuple[str, int]:
     name, n = label.split(":")
     return name, int(n)
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
 
 
 def scratch_dir() -> tempfile.TemporaryDirectory:

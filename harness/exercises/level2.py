@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import tools
 from ..crash import SimulatedCrash
+from ..lab import read_text
 from ..ledger import load_effects, save_effect
 from ..tools import execute_tool
 from . import (
@@ -210,8 +211,8 @@ def check_level2_repro(script: str | Path) -> Verdict:
                     f"（終了コード {proc.returncode}、最後の行: {_last_line(proc)}）"
                 )
                 return verdict
-            effects = json.loads(_read(work / "effects.json") or "{}")
-            runs = (_read(work / "tool-runs.log") or "").splitlines()
+            effects = json.loads(read_text(work / "effects.json") or "{}")
+            runs = (read_text(work / "tool-runs.log") or "").splitlines()
             seen[order] = (effects, runs, work)
             if "write_report toolu_03" in runs:
                 verdict.fail(
@@ -240,15 +241,8 @@ def check_level2_repro(script: str | Path) -> Verdict:
             "修正した順序では、ツールが走る前に記録はできないはずです",
             mine="あなたのスクリプトでは",
         )
-        resume = subprocess.run(
-            [sys.executable, "-m", "harness", "--workdir", str(seen["wrong"][2]), "--resume"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=60,
-            env={**os.environ, "HARNESS_FIXED_TIME_MS": str(FIXED_TIME_MS)},
-        )
-        runs_after = (_read(seen["wrong"][2] / "tool-runs.log") or "").splitlines()
+        resume = _resume(seen["wrong"][2])
+        runs_after = (read_text(seen["wrong"][2] / "tool-runs.log") or "").splitlines()
         verdict.compare(
             "誤った順序で --resume: 台帳ヒットと判定された",
             HIT_LINE in resume.stdout.splitlines(),
@@ -291,7 +285,7 @@ def show_repro(script: str, workdir: str = "_work") -> None:
             print(_last_line(proc))
         print(f"EXIT={proc.returncode}")
         exits[order] = proc.returncode
-        effects = json.loads(_read(work / "effects.json") or "{}")
+        effects = json.loads(read_text(work / "effects.json") or "{}")
         entry = effects.get("toolu_03")
         shown = {k: entry.get(k) for k in ("name", "result")} if isinstance(entry, dict) else "なし"
         print(f"effects.json の toolu_03: {shown}")
@@ -300,26 +294,26 @@ def show_repro(script: str, workdir: str = "_work") -> None:
     if exits["wrong"] != 137:
         print("（誤った順序のスクリプトが疑似クラッシュしなかったので、--resume は省きます）")
         return
-    resume = subprocess.run(
-        [sys.executable, "-m", "harness", "--workdir", str(work), "--resume"],
+    resume = _resume(work)
+    print(f"$ python -m harness --workdir {work} --resume")
+    print(resume.stdout + resume.stderr, end="")
+    print(f"EXIT={resume.returncode}")
+    print("report.txt:", "あり" if (work / "report.txt").exists() else "なし")
+    print(
+        "tool-runs.log:", " / ".join((read_text(work / "tool-runs.log") or "").splitlines()) or "（実行なし）"
+    )
+
+
+def _resume(workdir: Path) -> subprocess.CompletedProcess:
+    """The real command line's --resume in workdir, with the lesson's reconcile."""
+    return subprocess.run(
+        [sys.executable, "-m", "harness", "--workdir", str(workdir), "--resume"],
         capture_output=True,
         text=True,
         check=False,
         timeout=60,
         env={**os.environ, "HARNESS_FIXED_TIME_MS": str(FIXED_TIME_MS)},
     )
-    print(f"$ python -m harness --workdir {work} --resume")
-    print(resume.stdout + resume.stderr, end="")
-    print(f"EXIT={resume.returncode}")
-    print("report.txt:", "あり" if (work / "report.txt").exists() else "なし")
-    print("tool-runs.log:", " / ".join((_read(work / "tool-runs.log") or "").splitlines()) or "（実行なし）")
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
 
 
 __all__ = [
