@@ -790,7 +790,6 @@ NOTEBOOKS["crash_lab.ipynb"] = [
         `.venv/bin/voila notebooks/crash_lab.ipynb` を実行します。
     """),
     code("""
-        # NBVAL_IGNORE_OUTPUT: a live widget; tests/test_crashlab.py and tests/test_browser.py check what it does
         from harness.lab.crashlab import CrashLab
 
         lab = CrashLab()
@@ -830,6 +829,8 @@ def main() -> None:
         books[ROOT / folder / "level1_crash_moments.ipynb"] = level1(solved)
         books[ROOT / folder / "level2_reversed_ledger.ipynb"] = level2(solved)
     for path, cells in books.items():
+        for i, cell in enumerate(cells):
+            cell.id = f"cell-{i + 1:02d}"  # stable ids: rebuilding an unchanged notebook changes no byte
         nbformat.write(new_notebook(cells=cells, metadata=KERNEL), path)
         print("wrote", path.relative_to(ROOT))
 
