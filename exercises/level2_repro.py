@@ -27,7 +27,7 @@ class Crash:
 
 
 def make_wrong(crash):
-    def run_tool_uses_wrong(run, content, turn=0):
+    def run_tool_uses_wrong(run, content):
         # TODO 2: the production order (run_tool_uses_prod), with crash.point() between save_effect and execute_tool
         raise NotImplementedError("TODO 2: run_tool_uses_wrong")
 
@@ -35,7 +35,7 @@ def make_wrong(crash):
 
 
 def make_fixed(crash):
-    def run_tool_uses_fixed(run, content, turn=0):
+    def run_tool_uses_fixed(run, content):
         # TODO 3: the lesson's order, with crash.point() at the same place: before the tool runs
         raise NotImplementedError("TODO 3: run_tool_uses_fixed")
 

@@ -4,17 +4,19 @@ Importing it loads neither anthropic, ipywidgets nor matplotlib.
 """
 
 from .checkpoint import load_checkpoint, save_checkpoint, write_json_atomic
-from .crash import CRASH_LABELS, CrashPlan, SimulatedCrash, crash_point
+from .crash import CrashPlan, SimulatedCrash, crash_on
 from .errors import HarnessError
 from .ledger import load_effects, save_effect
 from .loop import MAX_TURNS, run_agent, run_tool_uses
 from .models import APIError, ScriptedModel
 from .reconcile import reconcile
 from .run import Event, Run
-from .tools import READ_ONLY, TOOL_IMPLS, TOOL_SCHEMAS, execute_tool
+from .tools import READ_ONLY, TOOL_IMPLS, TOOL_SCHEMAS, ToolError, execute_tool
+from .vocab import CRASH_LABELS, FIXED_TIME_MS
 
 __all__ = [
     "CRASH_LABELS",
+    "FIXED_TIME_MS",
     "MAX_TURNS",
     "READ_ONLY",
     "TOOL_IMPLS",
@@ -26,7 +28,8 @@ __all__ = [
     "Run",
     "ScriptedModel",
     "SimulatedCrash",
-    "crash_point",
+    "ToolError",
+    "crash_on",
     "execute_tool",
     "load_checkpoint",
     "load_effects",

@@ -1,4 +1,9 @@
-"""The command line, mirroring the lesson's `node agent.js`: python -m harness [--resume] [--workdir DIR]."""
+"""The command line, mirroring the lesson's `node agent.js`: python -m harness [--resume] [--workdir DIR] [--real].
+
+main() is the lesson's main(): its one decision is --resume or a fresh start. cli() beside it turns every way a run
+can end into an exit code and at most two Japanese lines (137 crashed, 130 Ctrl-C, 1 an error, 2 a bad argument),
+never a traceback.
+"""
 
 from __future__ import annotations
 
@@ -11,16 +16,18 @@ from pathlib import Path
 from . import texts
 from .crash import CrashPlan, SimulatedCrash
 from .errors import HarnessError
+from .lock import hold_workdir
 from .loop import run_agent
 from .models import APIError, ScriptedModel
 from .run import Run, wall_clock_ms
 from .tools import TOOL_SCHEMAS
+from .vocab import CHECKPOINT_FILE
 
 DEFAULT_WORKDIR = "harness-work"
 EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
+EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
 EXIT_ERROR = 1
 EXIT_USAGE = 2
-
 
 USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real]
   --resume        checkpoint.json から再開する（reconcile してから続ける）
@@ -32,26 +39,59 @@ USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real]
           HARNESS_EVENTS_FILE=PATH（イベントを1行1 JSON で追記する。Crash Lab が使う）"""
 
 
-def parse_args(argv: list[str]) -> tuple[bool, str, bool]:
-    """(resume, workdir, real) from the options; argparse is not used because it alone costs ~8 ms of start-up."""
-    resume, workdir, real, rest = False, DEFAULT_WORKDIR, False, list(argv)
+class Options:
+    """What the command line asked for."""
+
+    def __init__(self, resume: bool = False, workdir: str = DEFAULT_WORKDIR, real: bool = False) -> None:
+        self.resume, self.workdir, self.real = resume, workdir, real
+
+
+def main(options: Options, env=os.environ) -> str:
+    """レッスンの main(): 決めることはちょうど1つ、--resume があるかどうか。"""
+    run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
+              listeners=listeners_from_env(env))  # fmt: skip
+    client = make_client(options.real)  # スクリプト化されたモデル（既定）か、本物の Messages API
+    with hold_workdir(run.workdir):  # 1つの作業フォルダに書くのは1プロセスだけ
+        return run_agent(run, client, texts.TASK, TOOL_SCHEMAS, resume=options.resume)
+
+
+def parse_args(argv: list[str]) -> Options:
+    """Options from the arguments; argparse is not used because it alone costs ~8 ms of start-up."""
+    options, rest = Options(), list(argv)
     while rest:
         arg = rest.pop(0)
         if arg == "--resume":
-            resume = True
+            options.resume = True
         elif arg == "--real":
-            real = True
+            options.real = True
         elif arg == "--workdir" and rest:
-            workdir = rest.pop(0)
+            options.workdir = rest.pop(0)
         elif arg.startswith("--workdir="):
-            workdir = arg.split("=", 1)[1]
+            options.workdir = arg.split("=", 1)[1]
         elif arg in ("-h", "--help"):
-            print(USAGE)
+            _say(USAGE)
             raise SystemExit(0)
         else:
-            print(f"引数 {arg} を読めません。\n{USAGE.splitlines()[0]}", file=sys.stderr)
+            _say(texts.BAD_ARGUMENT.format(arg=texts.untrusted(arg), usage=USAGE.splitlines()[0]), sys.stderr)
             raise SystemExit(EXIT_USAGE)
-    return resume, workdir, real
+    if not options.workdir.strip():
+        _say(texts.EMPTY_WORKDIR, sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+    return options
+
+
+def clock_from_env(env):
+    """HARNESS_FIXED_TIME_MS fixes the ledger's `at` (byte-identical runs for notebooks and tests)."""
+    fixed = env.get("HARNESS_FIXED_TIME_MS")
+    if not fixed:
+        return wall_clock_ms
+    if not (fixed.isascii() and fixed.isdigit()):
+        raise HarnessError(texts.BAD_FIXED_TIME.format(value=texts.untrusted(fixed)))
+    return lambda: int(fixed)
+
+
+def crash_plan_from_env(env) -> CrashPlan | None:
+    return CrashPlan.from_env(env.get("CRASH_AFTER"), env.get("CRASH_MODE"))
 
 
 STEP_EVENTS = ("save_a", "tool_ran", "effect_written", "save_b", "resume", "reconcile")
@@ -83,61 +123,13 @@ def listeners_from_env(env) -> list:
         listeners.append(event_log(env["HARNESS_EVENTS_FILE"]))
     slow = env.get("HARNESS_SLOW_MS")
     if slow:
-        if not slow.isdigit():
-            raise HarnessError(
-                f"HARNESS_SLOW_MS={slow} は読めません。\n1ステップごとに止まるミリ秒を整数で指定してください。"
-            )
+        if not (slow.isascii() and slow.isdigit()):
+            raise HarnessError(texts.BAD_SLOW_MS.format(value=texts.untrusted(slow)))
         listeners.append(slow_motion(int(slow)))
     return listeners
 
 
-def main(argv: list[str] | None = None) -> int:
-    resume, workdir_arg, real = parse_args(sys.argv[1:] if argv is None else argv)
-    if real and not os.environ.get("ANTHROPIC_API_KEY"):
-        print(texts.NO_API_KEY, file=sys.stderr)
-        return EXIT_ERROR
-
-    fixed = os.environ.get("HARNESS_FIXED_TIME_MS")  # deterministic ledger timestamps for notebooks and tests
-    try:
-        clock = (lambda: int(fixed)) if fixed and fixed.isdigit() else wall_clock_ms
-        plan = CrashPlan.from_env(os.environ.get("CRASH_AFTER"), os.environ.get("CRASH_MODE"))
-        workdir = Path(workdir_arg)
-        if workdir.exists() and not workdir.is_dir():
-            raise HarnessError(
-                f"作業フォルダ {workdir} はフォルダではありません。\n別の --workdir を指定してください。"
-            )
-        if resume and not workdir.is_dir():
-            raise HarnessError(
-                f"作業フォルダ {workdir} がありません。--resume する対象がありません。\n"
-                "--resume なしで最初から実行してください。"
-            )
-        workdir.mkdir(parents=True, exist_ok=True)
-        run = Run(workdir, clock=clock, crash=plan, listeners=listeners_from_env(os.environ))
-        run_agent(run, _client(real), texts.TASK, TOOL_SCHEMAS, resume=resume)
-    except SimulatedCrash:
-        return EXIT_CRASHED  # the [kill] line was printed by the crash event
-    except HarnessError as err:
-        print(f"エラー: {err}", file=sys.stderr)
-        return EXIT_ERROR
-    except APIError as err:
-        kind = texts.API_KINDS.get(err.status, "HTTP エラー")
-        hint = (
-            texts.API_RESUME_HINT if Path(workdir_arg, "checkpoint.json").exists() else texts.API_RESTART_HINT
-        )
-        print(
-            f"エラー: {texts.API_FAILED.format(kind=kind, status=err.status, message=err.message)}\n{hint}",
-            file=sys.stderr,
-        )
-        return EXIT_ERROR
-    except Exception as err:  # a bug: still no traceback unless asked for
-        if os.environ.get("HARNESS_DEBUG"):
-            raise
-        print(f"エラー: {texts.UNEXPECTED.format(kind=type(err).__name__, error=err)}", file=sys.stderr)
-        return EXIT_ERROR
-    return 0
-
-
-def _client(real: bool):
+def make_client(real: bool):
     if not real:
         return ScriptedModel()
     from .models import AnthropicClient  # imports anthropic: only on --real
@@ -145,5 +137,73 @@ def _client(real: bool):
     return AnthropicClient()
 
 
+def cli(argv: list[str] | None = None, env=os.environ) -> int:
+    """Run main() and turn how it ended into an exit code and at most two Japanese lines on stderr."""
+    _tolerate_any_terminal()
+    options = parse_args(sys.argv[1:] if argv is None else argv)
+    if options.real and not env.get("ANTHROPIC_API_KEY"):
+        _say(texts.NO_API_KEY, sys.stderr)
+        return EXIT_ERROR
+    try:
+        workdir = Path(options.workdir)
+        if os.path.lexists(workdir) and not workdir.is_dir():
+            raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=workdir))
+        if options.resume and not workdir.is_dir():
+            raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
+        workdir.mkdir(parents=True, exist_ok=True)
+        main(options, env)
+    except SimulatedCrash:
+        return EXIT_CRASHED  # the [kill] line was printed by the crash event
+    except KeyboardInterrupt:
+        _say(texts.INTERRUPTED, sys.stderr)
+        return EXIT_INTERRUPTED
+    except HarnessError as err:
+        _say(f"エラー: {err}", sys.stderr)
+        return EXIT_ERROR
+    except APIError as err:
+        kind = texts.API_KINDS.get(err.status, "HTTP エラー")
+        saved = os.path.lexists(Path(options.workdir, CHECKPOINT_FILE))
+        hint = texts.API_RESUME_HINT if saved else texts.API_RESTART_HINT
+        message = texts.API_FAILED.format(kind=kind, status=err.status, message=texts.untrusted(err.message))
+        _say(f"エラー: {message}\n{hint}", sys.stderr)
+        return EXIT_ERROR
+    except Exception as err:  # a bug: still no traceback unless asked for
+        if env.get("HARNESS_DEBUG"):
+            raise
+        _say(
+            f"エラー: {texts.UNEXPECTED.format(kind=type(err).__name__, error=texts.untrusted(err))}",
+            sys.stderr,
+        )
+        return EXIT_ERROR
+    return 0
+
+
+def _tolerate_any_terminal() -> None:
+    """A terminal that cannot show Japanese (ASCII, Latin-1) gets escapes instead of a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
+
+
+def _say(line: str, stream=None) -> None:
+    """Print a line; a closed or full output is not a reason to fail."""
+    try:
+        print(line, file=stream or sys.stdout, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _exit(code: int) -> None:
+    """Exit without Python's complaint about a closed stdout (`| head -1`)."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit(cli())

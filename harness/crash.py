@@ -1,45 +1,51 @@
-"""The verification harness's crash points: CRASH_AFTER=LABEL:N stops the run at the N-th LABEL, exactly."""
+"""The verification harness's crash points: CRASH_AFTER=LABEL:N stops the run at the N-th LABEL, exactly.
+
+The lesson's blocks carry no crash code. A CrashPlan listens to the events the blocks already emit (save_a, tool_ran,
+effect_written, save_b) and dies right after the N-th one of its label: the lesson's crashPoint(label).
+
+Beyond the lesson, four labels aim inside the atomic writer (a temp file half written, or written but not renamed).
+The plan reaches them from the same events: when the N-th write of that file has just finished, it puts the disk
+back to the state a kill inside the writer leaves (the new bytes, or half of them, in NAME.tmp; the previous file
+untouched) and dies there. It knows the previous file because it keeps what each file held at the event before.
+"""
 
 from __future__ import annotations
 
 import os
 import signal
 import sys
+from pathlib import Path
 
 from . import texts
 from .errors import HarnessError
-
-# The four moments of a turn where the lesson's checkpoints can be caught (DESIGN section 2).
-CRASH_LABELS = {
-    "after-save-a": "① 地点A保存直後（ツール未実行）",
-    "after-tool-run": "② ツール完了・台帳未記録",
-    "after-effect-write": "台帳記録済み・地点B未保存（レッスンのデモ）",
-    "after-save-b": "③ 地点B保存直後",
-}
-# Beyond the lesson: crash points inside the atomic writer, for each of the two files it writes.
-WRITER_LABELS = {
-    "checkpoint-torn-write": "checkpoint.json.tmp を半分だけ書いたところ",
-    "checkpoint-before-rename": "checkpoint.json.tmp を書き終え、rename する直前",
-    "effects-torn-write": "effects.json.tmp を半分だけ書いたところ",
-    "effects-before-rename": "effects.json.tmp を書き終え、rename する直前",
-}
-ALL_LABELS = {**CRASH_LABELS, **WRITER_LABELS}
-CRASH_MODES = ("simulated", "sigkill")
+from .vocab import ALL_LABELS, CHECKPOINT_FILE, CRASH_MODES, EFFECTS_FILE, LABEL_AFTER_EVENT, WRITER_LABELS
 
 
-class SimulatedCrash(Exception):
-    """The lesson's pseudo-kill: raised at a crash point, caught only by the outermost caller."""
+class SimulatedCrash(BaseException):
+    """The lesson's pseudo-kill. Like a real kill, it cannot be caught by `except Exception` (only by main)."""
 
     def __init__(self, label: str):
         super().__init__(f"{label} で疑似キル")
         self.label = label
 
 
+# Which file each writer label aims at, and which events follow a finished write of that file.
+_WRITER_FILE = {"checkpoint": CHECKPOINT_FILE, "effects": EFFECTS_FILE}
+_WRITE_EVENTS = {"save_a": CHECKPOINT_FILE, "save_b": CHECKPOINT_FILE, "effect_written": EFFECTS_FILE}
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 class CrashPlan:
-    """Crash at the n-th occurrence of label in this run (counted per plan, so two runs never share a count)."""
+    """Crash at the n-th occurrence of label in one run (counted per plan, so two runs never share a count)."""
 
     def __init__(self, label: str, n: int, mode: str = "simulated") -> None:
-        if label not in ALL_LABELS or not isinstance(n, int) or n < 1:
+        if label not in ALL_LABELS or type(n) is not int or n < 1:
             raise HarnessError(
                 texts.BAD_CRASH_AFTER.format(value=f"{label}:{n}", labels=", ".join(ALL_LABELS))
             )
@@ -47,6 +53,7 @@ class CrashPlan:
             raise HarnessError(texts.BAD_CRASH_MODE.format(value=mode))
         self.label, self.n, self.mode = label, n, mode
         self.seen: dict[str, int] = {}
+        self.before: dict[str, bytes | None] = {}  # writer labels: each file as it was at the previous event
 
     def __repr__(self) -> str:
         return f"CrashPlan({self.label!r}, {self.n}, {self.mode!r})"
@@ -60,32 +67,53 @@ class CrashPlan:
         if not crash_after:
             return None
         label, _, n = crash_after.partition(":")
-        if label not in ALL_LABELS or not n.isdigit() or int(n) < 1:
+        if label not in ALL_LABELS or not n.isascii() or not n.isdigit() or int(n) < 1:
             raise HarnessError(texts.BAD_CRASH_AFTER.format(value=crash_after, labels=", ".join(ALL_LABELS)))
         return cls(label, int(n), mode)
 
-    def should_crash(self, label: str) -> bool:
+    def _count(self, label: str) -> bool:
         self.seen[label] = self.seen.get(label, 0) + 1
         return label == self.label and self.seen[label] == self.n
 
+    def after(self, run, event) -> None:
+        """Called by the run after its listeners heard `event`: die here if this is the planned moment."""
+        if self.label in WRITER_LABELS:
+            self._writer_crash(run, event)
+        elif event.kind in LABEL_AFTER_EVENT and self._count(LABEL_AFTER_EVENT[event.kind]):
+            self.die(run)
 
-def crash_point(run, label: str) -> None:
-    """Count one occurrence of label; if the run's plan says so, die here (simulated, or a real SIGKILL)."""
-    plan = run.crash
-    if plan is None or not plan.should_crash(label):
-        return
-    tag = f"{label}:{plan.n}"
-    run.emit("crash", label=tag, mode=plan.mode)
-    if plan.mode == "sigkill":
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.kill(os.getpid(), signal.SIGKILL)
-    raise SimulatedCrash(tag)
+    def _writer_crash(self, run, event) -> None:
+        written = _WRITE_EVENTS.get(event.kind)
+        target = _WRITER_FILE[self.label.split("-", 1)[0]]
+        if written == target and self._count(self.label):
+            path = run.path(target)
+            new = _read(path) or b""
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_bytes(new[: len(new) // 2] if self.label.endswith("torn-write") else new)
+            previous = self.before.get(target)
+            if previous is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(previous)
+            self.die(run)
+        self.before = {name: _read(run.path(name)) for name in _WRITER_FILE.values()}
+
+    def die(self, run) -> None:
+        """The [kill] event, then the lesson's simulated crash, or a real SIGKILL of this process."""
+        tag = f"{self.label}:{self.n}"
+        run.emit("crash", label=tag, mode=self.mode)
+        if self.mode == "sigkill":
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+        raise SimulatedCrash(tag)
 
 
-def writer_hooks(run) -> dict:
-    """{"crash": ...} for a writer when the run's plan aims inside the writers, else {} (the blocks keep their
-    lesson signature: save_checkpoint(path, cp), save_effect(path, id, entry))."""
-    if run.crash is not None and run.crash.label in WRITER_LABELS:
-        return {"crash": lambda label: crash_point(run, label)}
-    return {}
+def crash_on(kind: str, name: str | None = None):
+    """A listener that dies at the first event of that kind (and tool name): e.g. as write_report starts."""
+
+    def listener(event) -> None:
+        if event.kind == kind and (name is None or event.data.get("name") == name):
+            raise SimulatedCrash(f"{name or kind} の {kind}")
+
+    return listener

@@ -1,75 +1,57 @@
-"""Block 3: run_agent with points A and B, and run_tool_uses with the ledger (execute first, record after)."""
+"""ブロック3: run_agent（1ターンに2回のチェックポイント、地点Aと地点B）と、台帳つきの run_tool_uses。"""
 
 from __future__ import annotations
 
 from . import texts
-from .checkpoint import VERSION, load_checkpoint, save_checkpoint
-from .crash import crash_point, writer_hooks
+from .checkpoint import load_checkpoint, save_checkpoint
 from .errors import HarnessError
-from .ledger import record_effect
-from .lock import holds_workdir
+from .ledger import save_effect
 from .reconcile import reconcile
-from .run import OUTPUT_FILES
-from .tools import ToolError, ensure_notes, execute_tool, tool_error_result
+from .scene import CHECKPOINT_VERSION
+from .tools import ToolError, execute_tool
+from .workdir import start_fresh
 
 MAX_TURNS = 10
 
 
-def run_tool_uses(run, content: list[dict], turn: int = 0) -> list[dict]:
-    """Run every tool_use block, recording each real result in the ledger right after the tool succeeds."""
+# fmt: off
+def run_tool_uses(run, content: list[dict]) -> list[dict]:
+    """tool_use ブロックを順に実行し、ツールが成功したその瞬間に結果を台帳へ1件書く（実行が先、記録が後）。"""
+    tool_use_blocks = [b for b in content if b["type"] == "tool_use"]
     results = []
-    for block in (b for b in content if b["type"] == "tool_use"):
+    for block in tool_use_blocks:
         try:
-            output = execute_tool(run.workdir, block["name"], block["id"], block["input"])
+            output = execute_tool(run, block)
         except ToolError as err:
-            run.emit("tool_error", turn=turn, id=block["id"], name=block["name"], error=str(err))
-            results.append(tool_error_result(block["id"], err))
+            results.append({"type": "tool_result", "tool_use_id": block["id"], "is_error": True,
+                            "content": texts.TOOL_ERROR_RESULT.format(error=err)})
             continue
-        run.emit("tool_ran", turn=turn, id=block["id"], name=block["name"])
-        crash_point(run, "after-tool-run")
-        # The side effect has already happened: if the ledger write fails, do not lie with is_error (the model
-        # would retry under a new tool_use_id and repeat the effect). Raise an alert for a human instead.
+        # 副作用はすでに起きている: たとえ台帳の書き込みが失敗しても、is_error で嘘をついてはならない
+        # （それはモデルに新しい tool_use_id で再試行させ、副作用の重複を招く）——人間が対処できるよう、
+        # 別途アラートを上げるだけにする
         try:
-            record_effect(run, block["id"], block["name"], output)
+            save_effect(run.effects_path, block["id"],
+                        {"name": block["name"], "result": output, "at": run.clock()})
         except (OSError, HarnessError) as err:
             run.emit("ledger_write_failed", id=block["id"], error=str(err).splitlines()[0])
+        else:
+            run.emit("effect_written", id=block["id"], name=block["name"])
         results.append({"type": "tool_result", "tool_use_id": block["id"], "content": output})
     return results
 
 
-@holds_workdir
-def run_agent(
-    run,
-    client,
-    task: str = texts.TASK,
-    tools: list[dict] | None = None,
-    *,
-    resume: bool = False,
-    run_tool_uses=run_tool_uses,
-    reconcile=reconcile,
-    save_checkpoint=save_checkpoint,
-    load_checkpoint=load_checkpoint,
-) -> str:
-    """The tool-use loop with two checkpoints a turn; the keyword blocks can be swapped for a learner's own."""
+def run_agent(run, client, task: str = texts.TASK, tools: list[dict] | None = None, *, resume: bool = False,
+              run_tool_uses=run_tool_uses, reconcile=reconcile,
+              save_checkpoint=save_checkpoint, load_checkpoint=load_checkpoint) -> str:
+    """第7コースのループに、毎ターン2つのチェックポイント（地点Aと地点B）を差し込んだもの。"""
     tools = tools or []
-    path = run.checkpoint_path
     if resume:
-        cp = load_checkpoint(path)
-        task, turns, tokens_used, messages = cp["task"], cp["turns"], cp["tokensUsed"], cp["messages"]
-        pending = cp["pendingToolUse"]
-        run.emit("resume", turn=turns, pending=pending["name"] if pending else None)
-        result = reconcile(run, cp)
-        if result is not None:
-            # Rebuild the assistant turn that point A saved as pendingToolUse, then answer it.
-            messages.append({"role": "assistant", "content": [{"type": "tool_use", **pending}]})
-            messages.append({"role": "user", "content": [result]})
-            save_checkpoint(path, _scene(task, turns, tokens_used, messages, None), **writer_hooks(run))
-            run.emit("save_b", turn=turns, resumed=True)
-            crash_point(run, "after-save-b")
+        task, turns, tokens_used, messages = resume_from_checkpoint(run, load_checkpoint, reconcile,
+                                                                    save_checkpoint)
+        if messages[-1]["role"] == "assistant":  # 締めくくりまで保存済み: モデルにもう一度は頼まない
+            return done(run, final_text(messages[-1]))
     else:
-        for name in OUTPUT_FILES:  # a fresh start is never polluted by the previous run's half-finished scene
-            run.path(name).unlink(missing_ok=True)
-        ensure_notes(run.workdir)
+        start_fresh(run)  # 前回の残りのチェックポイントと台帳を片付けて、きれいな出発点から
         turns, tokens_used, messages = 0, 0, [{"role": "user", "content": task}]
 
     response = client.messages.create(tools=tools, messages=messages)
@@ -77,51 +59,73 @@ def run_agent(
 
     while response["stop_reason"] == "tool_use":
         if turns >= MAX_TURNS:
-            return _done(run, texts.MAX_TURNS_REACHED.format(max_turns=MAX_TURNS))
+            return done(run, texts.MAX_TURNS_REACHED.format(max_turns=MAX_TURNS))
         turns += 1
 
         tool_uses = [b for b in response["content"] if b["type"] == "tool_use"]
-        if len(tool_uses) != 1:
+        if len(tool_uses) != 1:  # このレッスンの約束: 宙ぶらりんな呼び出しは1ターンに1つだけ
             raise HarnessError(texts.MULTIPLE_TOOL_USES.format(count=len(tool_uses)))
-        block = tool_uses[0]
-        # -- point A: right after the model's response, record this turn's pending tool call --
-        pending = {"id": block["id"], "name": block["name"], "input": block["input"]}
-        save_checkpoint(path, _scene(task, turns, tokens_used, messages, pending), **writer_hooks(run))
-        run.emit("save_a", turn=turns, pending=block["name"])
-        crash_point(run, "after-save-a")
+        tool_use = tool_uses[0]
+        # —— 地点A: モデルのレスポンスを受け取った直後、このターンの宙ぶらりんなツール呼び出しを記録する ——
+        save_checkpoint(run.checkpoint_path, {
+            "version": CHECKPOINT_VERSION, "task": task, "turns": turns, "tokensUsed": tokens_used,
+            "messages": messages,
+            "pendingToolUse": {"id": tool_use["id"], "name": tool_use["name"], "input": tool_use["input"]},
+        })
+        run.emit("save_a", turn=turns, pending=tool_use["name"])
 
         messages.append({"role": "assistant", "content": response["content"]})
-        tool_results = run_tool_uses(run, response["content"], turns)
+        tool_results = run_tool_uses(run, response["content"])
         messages.append({"role": "user", "content": tool_results})
 
-        # -- point B: the tool_result is in messages (and the ledger on disk): nothing is pending --
-        save_checkpoint(path, _scene(task, turns, tokens_used, messages, None), **writer_hooks(run))
+        # —— 地点B: ツール結果が messages に入り（台帳もディスク上にあり）、宙ぶらりんな呼び出しは解消 ——
+        save_checkpoint(run.checkpoint_path, {
+            "version": CHECKPOINT_VERSION, "task": task, "turns": turns, "tokensUsed": tokens_used,
+            "messages": messages, "pendingToolUse": None,
+        })
         run.emit("save_b", turn=turns)
-        crash_point(run, "after-save-b")
 
         response = client.messages.create(tools=tools, messages=messages)
         tokens_used += response["usage"]["input_tokens"] + response["usage"]["output_tokens"]
 
+    # 締めくくりも同じ形式で保存しておく: 完了したタスクを --resume しても、モデルを二度呼ばない
+    messages.append({"role": "assistant", "content": response["content"]})
+    save_checkpoint(run.checkpoint_path, {
+        "version": CHECKPOINT_VERSION, "task": task, "turns": turns, "tokensUsed": tokens_used,
+        "messages": messages, "pendingToolUse": None,
+    })
+    return done(run, final_text(response))
+
+
+def resume_from_checkpoint(run, load_checkpoint, reconcile, save_checkpoint) -> tuple:
+    """--resume: チェックポイントを読み込み、reconcile し、調整結果があれば messages に補完して地点Bを保存する。"""
+    cp = load_checkpoint(run.checkpoint_path)
+    task, turns, tokens_used, messages = cp["task"], cp["turns"], cp["tokensUsed"], cp["messages"]
+    pending = cp["pendingToolUse"]
+    run.emit("resume", turn=turns, pending=pending["name"] if pending else None)
+    tool_result = reconcile(run, cp)
+    if tool_result is not None:
+        # 地点Aが記録した呼び出しを assistant のターンとして戻し、調整した tool_result と対にする
+        messages.append({"role": "assistant", "content": [{"type": "tool_use", **pending}]})
+        messages.append({"role": "user", "content": [tool_result]})
+        save_checkpoint(run.checkpoint_path, {
+            "version": CHECKPOINT_VERSION, "task": task, "turns": turns, "tokensUsed": tokens_used,
+            "messages": messages, "pendingToolUse": None,
+        })
+        run.emit("save_b", turn=turns, resumed=True)
+    return task, turns, tokens_used, messages
+# fmt: on
+
+
+def final_text(response: dict) -> str:
+    """モデルの締めくくりの言葉。end_turn 以外で止まったなら（max_tokens など）そう伝える。"""
     text = "".join(b.get("text", "") for b in response["content"] if b["type"] == "text")
-    if response["stop_reason"] not in (
-        "end_turn",
-        "stop_sequence",
-    ):  # max_tokens, refusal, ...: report, never loop
+    if response.get("stop_reason", "end_turn") not in ("end_turn", "stop_sequence"):
         text = texts.STOPPED_EARLY.format(reason=response["stop_reason"], text=text or "（なし）")
-    return _done(run, text)
+    return text
 
 
-def _scene(task, turns, tokens_used, messages, pending) -> dict:
-    return {
-        "version": VERSION,
-        "task": task,
-        "turns": turns,
-        "tokensUsed": tokens_used,
-        "messages": messages,
-        "pendingToolUse": pending,
-    }
-
-
-def _done(run, text: str) -> str:
+def done(run, text: str) -> str:
+    """タスクの終わりを報告して、その言葉を返す（コマンドラインはこれを [done] として表示する）。"""
     run.emit("done", text=text)
     return text

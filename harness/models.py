@@ -6,7 +6,7 @@ import json
 import os
 
 from . import texts
-from .run import NOTES_FILE, REPORT_FILE
+from .vocab import NOTES_FILE, REPORT_FILE
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the one place the model id lives; ANTHROPIC_MODEL overrides it
 SCRIPTED_MODEL = "scripted-lesson-6"

@@ -1,25 +1,18 @@
-"""A run's context: its work folder, clock, crash plan and listeners. Passed in, never global."""
+"""A run's context: its work folder, clock, tools, crash plan and listeners. Passed in, never global.
+
+In the lesson these are agent.js's module constants (CHECKPOINT_PATH, EFFECTS_PATH, toolImpls, Date.now, console);
+here each run carries its own, so two runs in one kernel never collide.
+"""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-CHECKPOINT_FILE = "checkpoint.json"
-EFFECTS_FILE = "effects.json"
-NOTES_FILE = "sales-notes.txt"
-REPORT_FILE = "report.txt"
-TOOL_LOG_FILE = "tool-runs.log"
-# What a fresh run removes: the previous run's state and outputs, never the input notes.
-OUTPUT_FILES = (
-    CHECKPOINT_FILE,
-    EFFECTS_FILE,
-    REPORT_FILE,
-    TOOL_LOG_FILE,
-    CHECKPOINT_FILE + ".tmp",
-    EFFECTS_FILE + ".tmp",
-)
+from .tools import TOOL_IMPLS, ToolImpl
+from .vocab import CHECKPOINT_FILE, EFFECTS_FILE
 
 
 class Event:
@@ -44,7 +37,7 @@ def wall_clock_ms() -> int:
 
 
 class Run:
-    """Where a run keeps its files, how it tells time, where it may crash, and who hears its events."""
+    """Where a run keeps its files, how it tells time, which tools it has, where it may crash, who hears it."""
 
     def __init__(
         self,
@@ -52,16 +45,32 @@ class Run:
         clock: Callable[[], int] = wall_clock_ms,
         crash=None,
         listeners: list[Callable[[Event], None]] | None = None,
+        tool_impls: dict[str, ToolImpl] | None = None,
     ) -> None:
         self.workdir = Path(workdir)
         self.clock = clock
         self.crash = crash  # a crash.CrashPlan, or None for no crash
         self.listeners = list(listeners or [])
+        self.tool_impls = dict(TOOL_IMPLS if tool_impls is None else tool_impls)
+        self.failed_listeners: list[str] = []
 
     def emit(self, kind: str, **data: object) -> None:
+        """Tell every listener; a listener that fails is dropped (the task never dies for its audience).
+
+        Then the crash plan, if any, may stop the run right here (after the listeners heard the event).
+        """
         event = Event(kind, data)
-        for listener in self.listeners:
-            listener(event)
+        for listener in list(self.listeners):
+            try:
+                listener(event)
+            except Exception as err:  # noqa: BLE001 (a closed pipe, a full disk, a broken events file)
+                self.listeners.remove(listener)
+                self.failed_listeners.append(f"{type(err).__name__}: {err}")
+                _warn(
+                    f"[警告] イベントの出力先に書けなくなったので、以後は書きません（{type(err).__name__}）"
+                )
+        if self.crash is not None:
+            self.crash.after(self, event)
 
     def path(self, name: str) -> Path:
         return self.workdir / name
@@ -73,3 +82,10 @@ class Run:
     @property
     def effects_path(self) -> Path:
         return self.path(EFFECTS_FILE)
+
+
+def _warn(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # stderr is gone too: nothing left to tell
+        return

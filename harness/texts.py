@@ -49,7 +49,10 @@ CHECKPOINT_VERSION = (
 CHECKPOINT_SHAPE = (
     "{path} の形が正しくありません（{detail}）。推測で補わずに読み込みを拒否します。\n" + START_OVER
 )
-NOT_A_FILE = "{path} はファイルではありません（{detail}）。読み込みを拒否します。\n" + START_OVER
+NOT_A_FILE = (
+    "{path} は普通のファイルではありません（{detail}）。読み込みを拒否します。\n"
+    "その場所に何があるかを確かめてください。壊れたチェックポイントなら削除し、--resume なしで最初からやり直してください。"
+)
 LEDGER_UNPARSABLE = (
     "{path}（副作用台帳）のパースに失敗しました。空の台帳として扱うと記録済みの副作用を失うため、読み込みを拒否します。\n"
     "report.txt と tool-runs.log で何が実行済みかを確かめてから、台帳を削除し --resume なしで最初からやり直してください。"
@@ -59,11 +62,49 @@ LEDGER_SHAPE = (
     "report.txt と tool-runs.log で何が実行済みかを確かめてから、台帳を削除し --resume なしで最初からやり直してください。"
 )
 
+NO_PERMISSION = (
+    "{path} を読む権限がありません。ファイルは壊れていないかもしれないので、削除しないでください。\n"
+    "chmod u+rw {path} などで読み書きできるようにしてから、もう一度実行してください。"
+)
+LINK_REFUSED = "リンクです。作業フォルダの外を指しているかもしれないので、たどりません"
+HARD_LINK_REFUSED = (
+    "ハードリンクです（別の名前からも同じ中身が見えます）。作業フォルダの外の中身かもしれないので、使いません"
+)
+SPECIAL_FILE_REFUSED = (
+    "普通のファイルではありません（FIFO やデバイスなど）。開くと止まるかもしれないので、開きません"
+)
+FOLDER_IN_PLACE = "フォルダです"
+LEDGER_DISAGREES = (
+    "{path} は、隣の副作用台帳と食い違っています（{detail}）。推測で補わずに読み込みを拒否します。\n"
+    "report.txt と tool-runs.log で何が実行済みかを確かめてから、両方を削除し --resume なしで最初からやり直してください。"
+)
+WORKDIR_NOT_FOLDER = "作業フォルダ {path} はフォルダではありません。\n別の --workdir を指定してください。"
+NOT_OUR_FOLDER = (
+    "作業フォルダ {path} には、このハーネスが作ったのではないかもしれない {files} があります。"
+    "自分で作っていないファイルは消しません。\n"
+    "空のフォルダか新しい名前を --workdir に指定するか、中身を確かめてから自分で片付けてください。"
+)
+CANNOT_CLEAN = (
+    "{path} を片付けられません（{detail}）。\nその場所を確かめて、自分で片付けてから実行してください。"
+)
+MARKER_TEXT = "このフォルダは python -m harness の作業フォルダです。新しく実行すると、前回の状態と出力は片付けられます。\n"
+TOOL_LOG_FAILED = (
+    "{path} に書けません（{detail}）。ツールは実行していません。\n"
+    "そのファイルを確かめてから --resume してください（チェックポイントは地点Aのまま有効です）。"
+)
+
 # Tool errors (they become is_error tool_results).
 PATH_ESCAPES = "パス {path} は作業フォルダの外を指しています。作業フォルダの中のファイルだけを扱えます"
 FILE_NOT_FOUND = "{path} が見つかりません"
 BAD_TOOL_INPUT = "{name} の入力が正しくありません: {detail}"
 UNKNOWN_TOOL = "未知のツール {name} です"
+PATH_IS_HARNESS_FILE = "パス {path} はハーネス自身のファイルです。ツールからは読み書きできません"
+NOT_UTF8 = (
+    "{path} は UTF-8 のテキストではありません（Shift_JIS などかもしれません）。UTF-8 で保存し直してください"
+)
+CANNOT_OPEN = "{path} を開けません（{detail}）"
+CANNOT_WRITE = "{path} に書けません（{detail}）"
+ALREADY_RECORDED = "{name} の呼び出し {id} は台帳に記録済みです（すでに実行されています）。副作用の重複を避けるため再実行しません"
 
 # The command line.
 BAD_CRASH_AFTER = (
@@ -79,6 +120,12 @@ WORKDIR_BUSY = (
     "作業フォルダ {path} は別のプロセスが使用中です（python -m harness か notebook の実行）。\n"
     "そのプロセスが終わるのを待つか、止めてから実行してください。"
 )
+BAD_ARGUMENT = "引数 {arg} を読めません。\n{usage}"
+EMPTY_WORKDIR = "--workdir が空です。作業フォルダの名前を指定してください（既定: harness-work）。"
+NO_WORKDIR_TO_RESUME = "作業フォルダ {path} がありません。--resume する対象がありません。\n--resume なしで最初から実行してください。"
+BAD_FIXED_TIME = "HARNESS_FIXED_TIME_MS={value} は読めません。\nミリ秒を 0 以上の整数で指定してください。"
+BAD_SLOW_MS = "HARNESS_SLOW_MS={value} は読めません。\n1ステップごとに止まるミリ秒を整数で指定してください。"
+INTERRUPTED = "[中断] Ctrl-C で止めました。チェックポイントは直前の保存のまま有効です。--resume で続きから再開できます。"
 NO_API_KEY = "エラー: --real には環境変数 ANTHROPIC_API_KEY が必要です（鍵なしならスクリプト化されたモデルで --real を外してください）。"
 API_TIMEOUT = "API の応答がタイムアウトしました"
 API_CONNECTION = "API に接続できませんでした（{error}）"
@@ -108,6 +155,17 @@ UNEXPECTED = (
 )
 
 
+def untrusted(value: object, limit: int = 300, indent_lines: bool = False) -> str:
+    """Text from outside (a model, a server, an argument) made safe for the terminal: control characters and escape
+    sequences shown as escapes, cut at `limit` characters. Newlines too, unless indent_lines: then each further line
+    is indented, so no line of it can pass for one of the harness's own `[...]` lines."""
+    text = str(value)
+    shown = "".join(
+        "\n    " if c == "\n" and indent_lines else c if c.isprintable() else repr(c)[1:-1] for c in text
+    )
+    return shown if len(shown) <= limit else shown[:limit] + "…"
+
+
 def format_event(kind: str, data: dict) -> str | None:
     """The lesson's log line for one event, or None if the event has no line."""
     if kind == "save_a":
@@ -121,14 +179,15 @@ def format_event(kind: str, data: dict) -> str | None:
         line = RECONCILE_LINES[data["branch"]]
         return f"[resume][reconcile] tool_use_id={data['id']} name={data['name']} {line}"
     if kind == "tool_error":
-        return f"[turn {data['turn']}][tool] {data['name']} {TOOL_ERROR_RESULT.format(error=data['error'])}"
+        error = untrusted(data["error"])
+        return f"[tool] {data['name']} {data['id']} {TOOL_ERROR_RESULT.format(error=error)}"
     if kind == "crash":
         how = " SIGKILL（本物のキル）" if data.get("mode") == "sigkill" else "疑似キル"
         return f"[kill] {data['label']} で{how}"
     if kind == "done":
-        return f"[done] {data['text']}"
+        return f"[done] {untrusted(data['text'], limit=4000, indent_lines=True)}"
     if kind == "ledger_write_failed":
-        return LEDGER_ALERT.format(id=data["id"], error=data["error"])
+        return LEDGER_ALERT.format(id=data["id"], error=untrusted(data["error"]))
     return None
 
 

@@ -1,16 +1,26 @@
-"""The task's three tools, their JSON schemas, and READ_ONLY. Tools touch only files inside the work folder."""
+"""The task's three tools, their JSON schemas and READ_ONLY, and execute_tool: how the loop really runs one.
+
+The model's tool inputs are untrusted: a path must stay inside the work folder, may not name the harness's own
+files, and is opened without following a planted link or blocking on a special file.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from . import texts
-from .run import NOTES_FILE, TOOL_LOG_FILE
+from .errors import HarnessError
+from .files import UnsafeFile, append_line, fsync_folder, read_bytes, write_new_file
+from .scene import tool_use_problem
+from .vocab import NOTES_FILE, OUTPUT_FILES, STATE_FILES, TOOL_LOG_FILE
 
 
 class ToolError(Exception):
-    """A tool refused its input; the loop turns this into an is_error tool_result."""
+    """A tool refused its input or failed for an ordinary reason; the loop turns it into an is_error tool_result."""
 
 
 # Tools whose re-execution changes nothing outside: reconcile may simply run them again.
@@ -51,24 +61,32 @@ TOOL_SCHEMAS = [
     },
 ]
 
+_HARNESS_NAMES = frozenset(STATE_FILES) | frozenset(OUTPUT_FILES) - {"report.txt"}
+
 
 def inside(workdir: Path, relpath: object) -> Path:
-    """The path inside the work folder, or a ToolError if it is not a string or escapes the folder."""
-    if not isinstance(relpath, str) or not relpath:
+    """The path inside the work folder, or a ToolError if it escapes it or names one of the harness's own files."""
+    if not isinstance(relpath, str) or not relpath or "\x00" in relpath:
         raise ToolError(texts.BAD_TOOL_INPUT.format(name="path", detail="空でない文字列が必要です"))
     root = Path(workdir).resolve()
     target = (root / relpath).resolve()
-    if target != root and root not in target.parents:
+    if target == root or root not in target.parents:
         raise ToolError(texts.PATH_ESCAPES.format(path=relpath))
+    if target.parent == root and (target.name in _HARNESS_NAMES or target.name.endswith(".tmp")):
+        raise ToolError(texts.PATH_IS_HARNESS_FILE.format(path=relpath))
     return target
 
 
 def _read_text(workdir: Path, relpath: object) -> str:
     path = inside(workdir, relpath)
     try:
-        return path.read_text(encoding="utf-8")
+        return read_bytes(path).decode("utf-8")
     except FileNotFoundError:
         raise ToolError(texts.FILE_NOT_FOUND.format(path=relpath)) from None
+    except UnicodeDecodeError:
+        raise ToolError(texts.NOT_UTF8.format(path=relpath)) from None
+    except OSError as err:  # a folder, a link, a FIFO, no permission
+        raise ToolError(texts.CANNOT_OPEN.format(path=relpath, detail=err.strerror or err)) from None
 
 
 def read_notes(workdir: Path, input: dict) -> str:
@@ -82,46 +100,86 @@ def count_words(workdir: Path, input: dict) -> str:
 
 
 def write_report(workdir: Path, input: dict) -> str:
+    """Write the report atomically (a private temp file renamed over it): never through a planted link."""
     content = input.get("content")
     if not isinstance(content, str):
         raise ToolError(texts.BAD_TOOL_INPUT.format(name="write_report", detail="content は文字列です"))
     path = inside(workdir, input.get("path"))
-    path.write_text(content, encoding="utf-8")
+    if path.is_dir():
+        raise ToolError(texts.CANNOT_OPEN.format(path=input["path"], detail="フォルダです"))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o644)  # as an ordinary file, not mkstemp's private 0o600
+            f.write(content.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as err:  # a missing sub-folder, no permission, a full disk
+        raise ToolError(texts.CANNOT_WRITE.format(path=input["path"], detail=err.strerror or err)) from None
+    fsync_folder(path.parent)
     return f"{input['path']} に {len(content)} 文字のレポートを書き出しました"
 
 
-TOOL_IMPLS: dict[str, Callable[[Path, dict], str]] = {
-    "read_notes": read_notes,
-    "count_words": count_words,
-    "write_report": write_report,
-}
+ToolImpl = Callable[[Path, dict], str]
+# The lesson's toolImpls. Read-only: a run gets its own copy (Run.tool_impls), which a check or a notebook may change.
+TOOL_IMPLS: Mapping[str, ToolImpl] = MappingProxyType(
+    {"read_notes": read_notes, "count_words": count_words, "write_report": write_report}
+)
 
 
-def execute_tool(workdir: Path, name: str, tool_use_id: str, input: dict) -> str:
-    """Really run a tool, and append `<name> <tool_use_id>` to tool-runs.log: the outside world's view."""
-    impl = TOOL_IMPLS.get(name)
+_SCHEMAS = {schema["name"]: schema["input_schema"] for schema in TOOL_SCHEMAS}
+
+
+def check_input(workdir: Path, name: str, input: dict) -> None:
+    """Refuse, before anything runs, an input its schema does not allow: a missing or non-string field, a path
+    that leaves the work folder or names one of the harness's own files."""
+    schema = _SCHEMAS.get(name)
+    if schema is None:
+        return
+    for key in schema["required"]:
+        if not isinstance(input.get(key), str):
+            raise ToolError(texts.BAD_TOOL_INPUT.format(name=name, detail=f"{key} は文字列です"))
+    if "path" in input:
+        inside(workdir, input["path"])
+
+
+def execute_tool(run, block: dict) -> str:
+    """Really run one tool_use block with the run's tools, after writing `<name> <id>` to tool-runs.log.
+
+    tool-runs.log is the outside world's view: a line is written before the tool starts, so a tool that had any
+    effect always has its line, whatever moment a kill hits. A side-effecting call the ledger already holds is
+    never run again.
+    """
+    problem = tool_use_problem(block, "tool_use")
+    if problem:
+        raise ToolError(texts.BAD_TOOL_INPUT.format(name="tool_use", detail=problem))
+    name, tool_use_id = block["name"], block["id"]
+    run.emit("tool_start", id=tool_use_id, name=name)
+    impl = run.tool_impls.get(name)
     if impl is None:
         raise ToolError(texts.UNKNOWN_TOOL.format(name=name))
-    if not isinstance(input, dict):
-        raise ToolError(texts.BAD_TOOL_INPUT.format(name=name, detail="オブジェクトが必要です"))
-    output = impl(Path(workdir), input)
-    with open(Path(workdir) / TOOL_LOG_FILE, "a", encoding="utf-8") as log:
-        log.write(f"{name} {tool_use_id}\n")
+    check_input(run.workdir, name, block["input"])
+    try:
+        append_line(run.path(TOOL_LOG_FILE), f"{name} {tool_use_id}")
+    except OSError as err:
+        raise HarnessError(
+            texts.TOOL_LOG_FAILED.format(path=run.path(TOOL_LOG_FILE), detail=err.strerror)
+        ) from None
+    try:
+        output = impl(run.workdir, block["input"])
+    except ToolError as err:
+        run.emit("tool_error", id=tool_use_id, name=name, error=str(err))
+        raise
+    run.emit("tool_ran", id=tool_use_id, name=name)
     return output
 
 
-def tool_error_result(tool_use_id: str, err: Exception) -> dict:
-    """The is_error tool_result for a tool that failed before doing anything."""
-    return {
-        "type": "tool_result",
-        "tool_use_id": tool_use_id,
-        "content": texts.TOOL_ERROR_RESULT.format(error=err),
-        "is_error": True,
-    }
-
-
 def ensure_notes(workdir: Path) -> None:
-    """Create the input sales-notes.txt with a short Japanese sample when it is missing."""
+    """Create the input sales-notes.txt with a short Japanese sample when it is missing (never through a link)."""
     notes = Path(workdir) / NOTES_FILE
-    if not notes.exists():
-        notes.write_text(texts.SAMPLE_NOTES, encoding="utf-8")
+    if not os.path.lexists(notes):
+        write_new_file(notes, texts.SAMPLE_NOTES.encode("utf-8"))
+
+
+__all__ = ["READ_ONLY", "TOOL_IMPLS", "TOOL_SCHEMAS", "ToolError", "UnsafeFile", "execute_tool", "inside"]

@@ -26,7 +26,7 @@ class Crash:
 
 
 def make_wrong(crash):
-    def run_tool_uses_wrong(run, content, turn=0):
+    def run_tool_uses_wrong(run, content):
         """The production order: record (a placeholder), crash point, then execute."""
         results = []
         for block in (b for b in content if b["type"] == "tool_use"):
@@ -34,7 +34,7 @@ def make_wrong(crash):
                 run.effects_path, block["id"], {"name": block["name"], "result": None, "at": run.clock()}
             )
             crash.point()
-            output = execute_tool(run.workdir, block["name"], block["id"], block["input"])
+            output = execute_tool(run, block)
             results.append({"type": "tool_result", "tool_use_id": block["id"], "content": output})
         return results
 
@@ -42,12 +42,12 @@ def make_wrong(crash):
 
 
 def make_fixed(crash):
-    def run_tool_uses_fixed(run, content, turn=0):
+    def run_tool_uses_fixed(run, content):
         """The lesson's order: the same crash point, then execute, then record the real result."""
         results = []
         for block in (b for b in content if b["type"] == "tool_use"):
             crash.point()
-            output = execute_tool(run.workdir, block["name"], block["id"], block["input"])
+            output = execute_tool(run, block)
             save_effect(
                 run.effects_path, block["id"], {"name": block["name"], "result": output, "at": run.clock()}
             )

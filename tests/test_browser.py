@@ -120,7 +120,9 @@ def drive_crash_lab(page, screenshot: Path) -> None:
     page.get_by_label("本物のプロセス（SIGKILL）").check()
     page.locator("button.lab-run").click()
     expect(page.locator(".lab-status")).to_contain_text("SIGKILL で死にました", timeout=30_000)
-    expect(page.locator(".lab-transcript")).to_contain_text("[kill] after-tool-run:3 で SIGKILL（本物のキル）")
+    expect(page.locator(".lab-transcript")).to_contain_text(
+        "[kill] after-tool-run:3 で SIGKILL（本物のキル）"
+    )
     expect(page.locator(".lab-view-effects")).not_to_contain_text("toolu_03")
     expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
     page.locator("button.lab-resume").click()

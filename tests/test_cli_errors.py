@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import run_cli
 
 HEAVY = ("anthropic", "ipywidgets", "matplotlib")
@@ -76,7 +77,11 @@ def test_fresh_run_cleans_outputs_but_keeps_and_creates_notes(workdir):
     (workdir / "checkpoint.json.tmp").write_text("stray")
     (workdir / "sales-notes.txt").write_text("- 自分のメモ\n", encoding="utf-8")
     assert run_cli(workdir, env={"CRASH_AFTER": "after-save-a:1"}).returncode == 137
-    assert sorted(p.name for p in workdir.iterdir()) == ["checkpoint.json", "sales-notes.txt"]
+    assert sorted(p.name for p in workdir.iterdir()) == [
+        ".harness-workdir",
+        "checkpoint.json",
+        "sales-notes.txt",
+    ]
     assert (workdir / "sales-notes.txt").read_text(encoding="utf-8") == "- 自分のメモ\n"
     assert run_cli(workdir, "--resume").returncode == 0
     assert "- 自分のメモ" in (workdir / "report.txt").read_text(encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from conftest import SPEC_TRANSCRIPTS, TRANSCRIPTS, parse_transcripts, read_json, run_cli
 
 CRASH_CASES = [name for name in TRANSCRIPTS if name != "clean run"]

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import read_json, run_cli
 
+from conftest import read_json, run_cli
 from harness import TOOL_SCHEMAS, CrashPlan, Run, ScriptedModel, SimulatedCrash, load_checkpoint, run_agent
-from harness.crash import ALL_LABELS, WRITER_LABELS
 from harness.models import pairing_problem
 from harness.tools import READ_ONLY
+from harness.vocab import ALL_LABELS, WRITER_LABELS
 
 UNKNOWN_DONE = "[done] write_report の実行状態が不明です。report.txt を確認してください。"
 
@@ -68,7 +68,8 @@ def check_invariants(work, stdout_lines, clean, ledger_at_crash):
             name, tool_use_id = line.split()
             assert name in READ_ONLY and tool_use_id not in ledger_at_crash, line
     if stdout_lines[-1] == UNKNOWN_DONE:
-        assert cp["messages"][-1]["content"][0]["is_error"] is True
+        last_user = [m for m in cp["messages"] if m["role"] == "user"][-1]
+        assert last_user["content"][0]["is_error"] is True
     else:
         assert stdout_lines[-1] == "[done] report.txt にレポートを書き出しました。タスク完了。"
         assert cp["messages"] == clean

@@ -152,7 +152,7 @@ def test_level2_wrong_diagnosis_fails_naming_the_mistake(key, value, fragment):
 def fixed(run, content, turn=0):
     results = []
     for block in (b for b in content if b["type"] == "tool_use"):
-        output = execute_tool(run.workdir, block["name"], block["id"], block["input"])
+        output = execute_tool(run, block)
         save_effect(
             run.effects_path, block["id"], {"name": block["name"], "result": output, "at": run.clock()}
         )
@@ -167,7 +167,7 @@ def records_first_then_overwrites(run, content, turn=0):
         save_effect(
             run.effects_path, block["id"], {"name": block["name"], "result": "予定", "at": run.clock()}
         )
-        output = execute_tool(run.workdir, block["name"], block["id"], block["input"])
+        output = execute_tool(run, block)
         save_effect(
             run.effects_path, block["id"], {"name": block["name"], "result": output, "at": run.clock()}
         )
@@ -178,7 +178,7 @@ def records_first_then_overwrites(run, content, turn=0):
 def records_none(run, content, turn=0):
     results = []
     for block in (b for b in content if b["type"] == "tool_use"):
-        output = execute_tool(run.workdir, block["name"], block["id"], block["input"])
+        output = execute_tool(run, block)
         save_effect(run.effects_path, block["id"], {"name": block["name"], "result": None, "at": run.clock()})
         results.append({"type": "tool_result", "tool_use_id": block["id"], "content": output})
     return results
@@ -189,7 +189,7 @@ def never_records(run, content, turn=0):
         {
             "type": "tool_result",
             "tool_use_id": b["id"],
-            "content": execute_tool(run.workdir, b["name"], b["id"], b["input"]),
+            "content": execute_tool(run, b),
         }
         for b in content
         if b["type"] == "tool_use"
@@ -246,9 +246,9 @@ def repro_variant(tmp_path, old, new) -> Path:
 def test_level2_repro_with_crash_point_after_the_tool_fails(tmp_path):
     script = repro_variant(
         tmp_path,
-        '            crash.point()\n            output = execute_tool(run.workdir, block["name"], block["id"], block["input"])\n'
+        "            crash.point()\n            output = execute_tool(run, block)\n"
         "            results.append",
-        '            output = execute_tool(run.workdir, block["name"], block["id"], block["input"])\n'
+        "            output = execute_tool(run, block)\n"
         "            crash.point()\n            results.append",
     )
     verdict = check_level2_repro(script)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from harness import (
     TOOL_SCHEMAS,
     CrashPlan,

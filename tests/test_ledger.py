@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from harness import HarnessError, Run, load_effects, run_tool_uses, save_effect
-from harness import tools as tools_module
+from harness import TOOL_IMPLS, HarnessError, Run, load_effects, run_tool_uses, save_effect
 
 BLOCK = {
     "type": "tool_use",
@@ -45,31 +44,32 @@ def test_save_effect_refuses_to_overwrite_a_corrupt_ledger(workdir):
     ) == '{"toolu_01": {"name": "read_notes", "res'
 
 
-def test_run_tool_uses_executes_first_then_records(workdir, monkeypatch):
+def test_run_tool_uses_executes_first_then_records(workdir):
     seen_at_execution = []
-    real = tools_module.TOOL_IMPLS["write_report"]
+    real = TOOL_IMPLS["write_report"]
 
     def spy(wd, input):
         seen_at_execution.append(load_effects(workdir / "effects.json"))
         return real(wd, input)
 
-    monkeypatch.setitem(tools_module.TOOL_IMPLS, "write_report", spy)
     events = []
-    results = run_tool_uses(make_run(workdir, events), [BLOCK], 3)
+    run = make_run(workdir, events)
+    run.tool_impls["write_report"] = spy
+    results = run_tool_uses(run, [BLOCK])
     assert seen_at_execution == [{}]  # nothing was recorded before the tool ran
     effects = json.loads((workdir / "effects.json").read_text(encoding="utf-8"))
     assert effects == {
         "toolu_03": {"name": "write_report", "result": results[0]["content"], "at": 1700000000000}
     }
     assert (workdir / "report.txt").read_text(encoding="utf-8") == "レポート"
-    assert [e.kind for e in events] == ["tool_ran", "effect_written"]
+    assert [e.kind for e in events] == ["tool_start", "tool_ran", "effect_written"]
     assert (workdir / "tool-runs.log").read_text(encoding="utf-8") == "write_report toolu_03\n"
 
 
 def test_failed_ledger_write_still_returns_the_result_and_raises_an_alert(workdir):
     (workdir / "effects.json").write_text("{ torn", encoding="utf-8")  # the ledger cannot be written
     events = []
-    results = run_tool_uses(make_run(workdir, events), [BLOCK], 3)
+    results = run_tool_uses(make_run(workdir, events), [BLOCK])
     assert "is_error" not in results[0]
     assert results[0]["content"].startswith("report.txt に")
     alerts = [e for e in events if e.kind == "ledger_write_failed"]
@@ -79,7 +79,7 @@ def test_failed_ledger_write_still_returns_the_result_and_raises_an_alert(workdi
 
 def test_tool_error_becomes_is_error_and_is_not_recorded(workdir):
     block = {**BLOCK, "input": {"path": "../outside.txt", "content": "x"}}
-    results = run_tool_uses(make_run(workdir), [block], 3)
+    results = run_tool_uses(make_run(workdir), [block])
     assert results[0]["is_error"] is True
     assert "作業フォルダの外" in results[0]["content"]
     assert not (workdir.parent / "outside.txt").exists()

@@ -20,8 +20,8 @@ from harness import (
     load_checkpoint,
     run_agent,
 )
-from harness.crash import CRASH_LABELS
 from harness.models import DEFAULT_MODEL, AnthropicClient, pairing_problem
+from harness.vocab import CRASH_LABELS
 
 anthropic = pytest.importorskip("anthropic")
 httpx2 = pytest.importorskip("httpx2")

@@ -9,10 +9,10 @@ import pytest
 from harness import (
     TOOL_SCHEMAS,
     CrashPlan,
+    HarnessError,
     Run,
     ScriptedModel,
     SimulatedCrash,
-    crash_point,
     execute_tool,
     run_agent,
 )
@@ -20,13 +20,15 @@ from harness.ledger import save_effect
 from harness.texts import format_event
 
 
-def run_tool_uses_prod(run, content, turn=0):
+def run_tool_uses_prod(run, content):
     """The lesson's level-2 production bug: the ledger is written (with a placeholder) before the tool runs."""
     results = []
     for block in (b for b in content if b["type"] == "tool_use"):
         save_effect(run.effects_path, block["id"], {"name": block["name"], "result": None, "at": run.clock()})
-        crash_point(run, "after-effect-write")
-        output = execute_tool(run.workdir, block["name"], block["id"], block["input"])
+        run.emit(
+            "effect_written", id=block["id"], name=block["name"]
+        )  # the crash point: after the ledger write
+        output = execute_tool(run, block)
         results.append({"type": "tool_result", "tool_use_id": block["id"], "content": output})
     return results
 
@@ -64,7 +66,19 @@ def test_the_lesson_order_leaves_no_entry_at_the_same_crash(workdir):
     assert "toolu_03" not in json.loads((workdir / "effects.json").read_text())
 
 
-def test_a_swapped_save_checkpoint_without_point_a_lets_write_report_run_twice(workdir):
+def lesson_load_checkpoint(path):
+    """The lesson's loadCheckpoint: missing, unparsable, version; nothing more (no check against the ledger)."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise HarnessError(f"{path}が見つかりません") from None
+    cp = json.loads(raw)
+    if cp["version"] != 1:
+        raise HarnessError(f"{path}の version={cp['version']} です")
+    return cp
+
+
+def crash_without_point_a(workdir):
     from harness import save_checkpoint
 
     def only_point_b(path, cp):
@@ -78,6 +92,25 @@ def test_a_swapped_save_checkpoint_without_point_a_lets_write_report_run_twice(w
             tools=TOOL_SCHEMAS,
             save_checkpoint=only_point_b,
         )
-    run_agent(Run(workdir), ScriptedModel(), tools=TOOL_SCHEMAS, resume=True, save_checkpoint=only_point_b)
+    return only_point_b
+
+
+def test_a_swapped_save_checkpoint_without_point_a_lets_write_report_run_twice(workdir):
+    only_point_b = crash_without_point_a(workdir)
+    run_agent(
+        Run(workdir),
+        ScriptedModel(),
+        tools=TOOL_SCHEMAS,
+        resume=True,
+        save_checkpoint=only_point_b,
+        load_checkpoint=lesson_load_checkpoint,
+    )
     runs = (workdir / "tool-runs.log").read_text().splitlines()
     assert runs.count("write_report toolu_03") == 2
+
+
+def test_the_packages_loader_refuses_a_checkpoint_older_than_its_ledger(workdir):
+    crash_without_point_a(workdir)
+    with pytest.raises(HarnessError, match="知らない呼び出し toolu_03"):
+        run_agent(Run(workdir), ScriptedModel(), tools=TOOL_SCHEMAS, resume=True)
+    assert (workdir / "tool-runs.log").read_text().splitlines().count("write_report toolu_03") == 1

@@ -10,10 +10,14 @@ from harness import TOOL_SCHEMAS, HarnessError, Run, ScriptedModel, execute_tool
 from harness.tools import ToolError
 
 
+def tool_use(name: str, input: dict) -> dict:
+    return {"type": "tool_use", "id": "toolu_x", "name": name, "input": input}
+
+
 @pytest.mark.parametrize("path", ["../escape.txt", "/tmp/escape.txt", "sub/../../escape.txt", "", None])
 def test_paths_outside_the_work_folder_are_tool_errors(workdir, path):
     with pytest.raises(ToolError):
-        execute_tool(workdir, "write_report", "toolu_x", {"path": path, "content": "x"})
+        execute_tool(Run(workdir), tool_use("write_report", {"path": path, "content": "x"}))
     assert not (workdir.parent / "escape.txt").exists()
     assert not (workdir / "tool-runs.log").exists()
 
@@ -23,15 +27,15 @@ def test_symlink_out_of_the_work_folder_is_refused(workdir, tmp_path):
     outside.mkdir()
     os.symlink(outside, workdir / "link")
     with pytest.raises(ToolError, match="作業フォルダの外"):
-        execute_tool(workdir, "write_report", "toolu_x", {"path": "link/r.txt", "content": "x"})
+        execute_tool(Run(workdir), tool_use("write_report", {"path": "link/r.txt", "content": "x"}))
     assert list(outside.iterdir()) == []
 
 
 def test_unknown_tool_and_bad_input_are_tool_errors(workdir):
     with pytest.raises(ToolError, match="未知のツール"):
-        execute_tool(workdir, "rm_rf", "toolu_x", {})
+        execute_tool(Run(workdir), tool_use("rm_rf", {}))
     with pytest.raises(ToolError, match="content"):
-        execute_tool(workdir, "write_report", "toolu_x", {"path": "r.txt", "content": 3})
+        execute_tool(Run(workdir), tool_use("write_report", {"path": "r.txt", "content": 3}))
 
 
 def test_clean_run_logs_each_tool_once_in_order(workdir):

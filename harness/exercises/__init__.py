@@ -15,6 +15,7 @@ from ..loop import run_agent
 from ..models import ScriptedModel
 from ..run import Run
 from ..tools import TOOL_SCHEMAS
+from ..vocab import FIXED_TIME_MS
 
 # What a learner may answer (the same words the notebooks use).
 PENDING_CALL = "このターンの呼び出し"
@@ -24,7 +25,6 @@ RERUN = "台帳ミス、再実行"
 IS_ERROR = "台帳ミス、is_error"
 NO_RECONCILE = "reconcile なし"
 BRANCH_WORDS = {"hit": HIT, "rerun": RERUN, "unknown": IS_ERROR, None: NO_RECONCILE}
-FIXED_TIME_MS = 1767225600000
 
 
 class Verdict:
@@ -77,13 +77,13 @@ def _show(value: object) -> str:
     return "..." if value is Ellipsis else value if isinstance(value, str) else repr(value)
 
 
-def crash_then_look(workdir: Path, label: str | None, **blocks) -> dict:
-    """Run the real loop in workdir until it crashes (at label, e.g. "after-tool-run:3", or wherever a block dies)."""
+def crash_then_look(workdir: Path, label: str | None, listeners=(), **blocks) -> dict:
+    """Run the real loop in workdir until it crashes (at label, e.g. "after-tool-run:3", or where a listener dies)."""
     plan = CrashPlan(*_split(label)) if label else None
     crashed = False
     try:
         run_agent(
-            Run(workdir, clock=lambda: FIXED_TIME_MS, crash=plan),
+            Run(workdir, clock=lambda: FIXED_TIME_MS, crash=plan, listeners=list(listeners)),
             ScriptedModel(),
             tools=TOOL_SCHEMAS,
             **blocks,

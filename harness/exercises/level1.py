@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..vocab import MOMENT_NAMES, MOMENTS
 from . import BRANCH_WORDS, NULL, PENDING_CALL, Verdict, crash_and_resume, crash_then_look, scratch_dir
 
-MOMENTS = {"①": "after-save-a", "②": "after-tool-run", "③": "after-save-b"}
-MOMENT_NAMES = {"①": "地点A保存直後、ツール未実行", "②": "ツール完了、台帳未記録", "③": "地点B保存直後"}
 TOOLS = {"read_notes": (1, "toolu_01"), "write_report": (3, "toolu_03")}
 QUESTIONS = {
     "pendingToolUse": "checkpoint.json の pendingToolUse",

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
-from .. import tools
-from ..crash import SimulatedCrash
+from ..crash import crash_on
 from ..lab import read_text
+from ..lab.process import child_env, run_harness
 from ..ledger import load_effects, save_effect
 from ..tools import execute_tool
 from . import (
     BRANCH_WORDS,
-    FIXED_TIME_MS,
     HIT,
     IS_ERROR,
     Verdict,
@@ -30,37 +27,27 @@ from . import (
 HIT_LINE = "[resume][reconcile] tool_use_id=toolu_03 name=write_report 台帳ヒット、結果を再利用、再実行しない"
 
 
-def run_tool_uses_prod(run, content, turn=0):
-    """The version running in production at the incident: the ledger entry is written before the tool runs."""
+def run_tool_uses_prod(run, content):
+    """本番で動いていた版: ツールを実行する前に台帳へ書いている。"""
+    tool_use_blocks = [b for b in content if b["type"] == "tool_use"]
     results = []
-    for block in (b for b in content if b["type"] == "tool_use"):
+    for block in tool_use_blocks:
         save_effect(run.effects_path, block["id"], {"name": block["name"], "result": None, "at": run.clock()})
-        output = execute_tool(run.workdir, block["name"], block["id"], block["input"])
+        output = execute_tool(run, block)
         results.append({"type": "tool_result", "tool_use_id": block["id"], "content": output})
     return results
-
-
-@contextmanager
-def crash_when_tool_starts(name: str, seen: dict):
-    """While active, the tool `name` dies the moment it is called (before doing anything), noting the ledger then."""
-    real = tools.TOOL_IMPLS[name]
-
-    def dies(workdir, input):
-        seen["ledger_when_tool_started"] = load_effects(Path(workdir) / "effects.json")
-        raise SimulatedCrash(f"{name} の実行直前")
-
-    tools.TOOL_IMPLS[name] = dies
-    try:
-        yield
-    finally:
-        tools.TOOL_IMPLS[name] = real
 
 
 def crash_before_write_report(workdir: Path, run_tool_uses) -> dict:
     """Run the loop with run_tool_uses, dying as write_report starts; then resume with the lesson's reconcile."""
     seen: dict = {}
-    with crash_when_tool_starts("write_report", seen):
-        crashed = crash_then_look(workdir, None, run_tool_uses=run_tool_uses)
+
+    def note_ledger(event) -> None:
+        if event.kind == "tool_start" and event.data["name"] == "write_report":
+            seen["ledger_when_tool_started"] = load_effects(workdir / "effects.json")
+
+    listeners = [note_ledger, crash_on("tool_start", "write_report")]
+    crashed = crash_then_look(workdir, None, listeners=listeners, run_tool_uses=run_tool_uses)
     if not crashed["crashed"]:
         raise RuntimeError("write_report が一度も呼ばれませんでした")
     return {**crashed, **resume_and_look(workdir, run_tool_uses=run_tool_uses), **seen}
@@ -173,15 +160,11 @@ def _tool_results(workdir: Path) -> dict:
 
 
 def _run_script(script: Path, order: str, workdir: Path, crash: str | None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("REPRO_CRASH", "CRASH_AFTER", "CRASH_MODE")}
-    env["HARNESS_FIXED_TIME_MS"] = str(FIXED_TIME_MS)
-    if crash:
-        env["REPRO_CRASH"] = crash
     return subprocess.run(
         [sys.executable, str(script), order, str(workdir)],
         capture_output=True,
         text=True,
-        env=env,
+        env=child_env({"REPRO_CRASH": crash} if crash else None),
         check=False,
         timeout=60,
         cwd=script.parent,
@@ -306,14 +289,7 @@ def show_repro(script: str, workdir: str = "_work") -> None:
 
 def _resume(workdir: Path) -> subprocess.CompletedProcess:
     """The real command line's --resume in workdir, with the lesson's reconcile."""
-    return subprocess.run(
-        [sys.executable, "-m", "harness", "--workdir", str(workdir), "--resume"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-        env={**os.environ, "HARNESS_FIXED_TIME_MS": str(FIXED_TIME_MS)},
-    )
+    return run_harness(workdir, "--resume")
 
 
 __all__ = [

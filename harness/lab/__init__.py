@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import shutil
-import subprocess
 import sys
 import unicodedata
 from pathlib import Path
 
-from ..run import CHECKPOINT_FILE, EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE, Event
+from ..run import Event
 from ..texts import format_event, print_transcript  # noqa: F401  (re-exported for notebooks)
+from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, FIXED_TIME_MS, REPORT_FILE, TOOL_LOG_FILE
+from .process import run_harness
 
-FIXED_TIME_MS = 1767225600000  # 2026-01-01 00:00 UTC: the ledger's `at` in every notebook output
 WATCHED = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE)
 
 
@@ -38,16 +37,7 @@ def scratch(name: str) -> Path:
 
 def cli(workdir: Path, *args: str, env: dict | None = None) -> None:
     """Run `python -m harness` as a real process, printing the command, its output and EXIT= like a terminal."""
-    full_env = {k: v for k, v in os.environ.items() if k not in ("CRASH_AFTER", "CRASH_MODE")}
-    full_env.update({"HARNESS_FIXED_TIME_MS": str(FIXED_TIME_MS), **(env or {})})
-    proc = subprocess.run(
-        [sys.executable, "-m", "harness", "--workdir", str(workdir), *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        check=False,
-        timeout=60,
-    )
+    proc = run_harness(workdir, *args, env=env)
     prefix = "".join(f"{k}={v} " for k, v in (env or {}).items())
     print(f"$ {prefix}python -m harness --workdir {workdir} {' '.join(args)}".rstrip())
     print(proc.stdout, end="")
@@ -71,9 +61,10 @@ def table(rows: list[list[object]]) -> str:
 
 
 def read_text(path: Path) -> str | None:
+    """A work file's text as it is on disk, or None when there is none (or it is not a readable text file)."""
     try:
         return Path(path).read_text(encoding="utf-8")
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError):
         return None
 
 

@@ -21,9 +21,10 @@ from ..crash import CrashPlan, SimulatedCrash
 from ..errors import HarnessError
 from ..loop import run_agent
 from ..models import ScriptedModel
-from ..run import CHECKPOINT_FILE, EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE, Event, Run
+from ..run import Event, Run
 from ..tools import TOOL_SCHEMAS
-from . import FIXED_TIME_MS, pretty, read_text
+from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, FIXED_TIME_MS, REPORT_FILE, TOOL_LOG_FILE
+from . import pretty, read_text
 from .process import WatchedProcess
 
 MOMENTS = [
@@ -53,8 +54,9 @@ BUTTONS = [
 NO_RECONCILE = "reconcile なし（宙ぶらりんな呼び出しがないので、補完せずにそのまま続く）"
 
 
-class _Pause(Exception):
-    """Stops a step-by-step replay after the requested number of events."""
+class _Pause(BaseException):
+    """Stops a step-by-step replay after the requested number of events (a BaseException, like a crash, so that
+    neither the run's listener guard nor a learner's `except Exception` swallows it)."""
 
 
 def highlight(before: str | None, after: str | None) -> str:

@@ -1,4 +1,5 @@
-"""A real `python -m harness` process, watched while it runs through the events it appends to HARNESS_EVENTS_FILE."""
+"""`python -m harness` as a child process: the one recipe (environment clean-up, fixed clock, time limit) that the
+notebooks, the Crash Lab, the exercise checks and the tests all use; and a real process watched while it runs."""
 
 from __future__ import annotations
 
@@ -9,7 +10,36 @@ import sys
 from pathlib import Path
 
 from ..run import Event
-from . import FIXED_TIME_MS
+from ..vocab import FIXED_TIME_MS
+
+# Settings a parent may have in its own environment that must never leak into a child it did not ask them for.
+PRIVATE_SETTINGS = ("CRASH_AFTER", "CRASH_MODE", "HARNESS_SLOW_MS", "HARNESS_EVENTS_FILE", "REPRO_CRASH")
+
+
+def child_env(env: dict | None = None) -> dict:
+    """This process's environment without the crash and watch settings, with the fixed clock, plus `env`."""
+    full = {k: v for k, v in os.environ.items() if k not in PRIVATE_SETTINGS}
+    full["HARNESS_FIXED_TIME_MS"] = str(FIXED_TIME_MS)
+    full.update(env or {})
+    return full
+
+
+def harness_argv(workdir: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "harness", "--workdir", str(workdir), *args]
+
+
+def run_harness(
+    workdir: Path, *args: str, env: dict | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
+    """Run `python -m harness --workdir WORKDIR ARGS` to its end; stdout and stderr captured as text."""
+    return subprocess.run(
+        harness_argv(workdir, *args),
+        capture_output=True,
+        text=True,
+        env=child_env(env),
+        check=False,
+        timeout=timeout,
+    )
 
 
 class WatchedProcess:
@@ -23,23 +53,18 @@ class WatchedProcess:
         crash_after: str | None = None,
         slow_ms: int = 0,
     ) -> None:
-        env = {
-            k: v for k, v in os.environ.items() if k not in ("CRASH_AFTER", "CRASH_MODE", "HARNESS_SLOW_MS")
-        }
-        env.update(
-            HARNESS_EVENTS_FILE=str(Path(events_file).resolve()), HARNESS_FIXED_TIME_MS=str(FIXED_TIME_MS)
-        )
+        extra = {"HARNESS_EVENTS_FILE": str(Path(events_file).resolve())}
         if crash_after:
-            env.update(CRASH_AFTER=crash_after, CRASH_MODE="sigkill")
+            extra.update(CRASH_AFTER=crash_after, CRASH_MODE="sigkill")
         if slow_ms:
-            env["HARNESS_SLOW_MS"] = str(slow_ms)
+            extra["HARNESS_SLOW_MS"] = str(slow_ms)
         self.events_file = Path(events_file)
         self.events_file.unlink(missing_ok=True)
         self.read_upto = 0
         self.killed_by_hand = False
         self.popen = subprocess.Popen(
-            [sys.executable, "-m", "harness", "--workdir", str(workdir), *args],
-            env=env,
+            harness_argv(workdir, *args),
+            env=child_env(extra),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,

@@ -1,0 +1,146 @@
+"""How the harness opens files: never through a planted link, never blocking on a special file, strict JSON.
+
+The lesson's blocks call these instead of open(): the checks belong where a file is opened, not in the blocks.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import stat
+from pathlib import Path
+
+from . import texts
+from .errors import HarnessError
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class UnsafeFile(OSError):
+    """A work file that is not a plain file of its own (a link, a FIFO, a device, a folder)."""
+
+
+def _open_checked(path: Path, flags: int, mode: int = 0o644) -> int:
+    """os.open without following a final symlink or blocking on a FIFO; the result is a plain, unshared file."""
+    try:
+        fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, mode)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise UnsafeFile(errno.ELOOP, texts.LINK_REFUSED, str(path)) from None
+        if err.errno == errno.ENXIO:  # a FIFO with no writer, opened for writing
+            raise UnsafeFile(errno.ENXIO, texts.SPECIAL_FILE_REFUSED, str(path)) from None
+        raise
+    info = os.fstat(fd)
+    problem = None
+    if stat.S_ISDIR(info.st_mode):
+        problem = (errno.EISDIR, texts.FOLDER_IN_PLACE)
+    elif not stat.S_ISREG(info.st_mode):
+        problem = (errno.EINVAL, texts.SPECIAL_FILE_REFUSED)
+    elif info.st_nlink > 1:
+        problem = (errno.EMLINK, texts.HARD_LINK_REFUSED)
+    if problem:
+        os.close(fd)
+        raise UnsafeFile(problem[0], problem[1], str(path))
+    return fd
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of a plain file; FileNotFoundError if missing, UnsafeFile or OSError otherwise."""
+    fd = _open_checked(Path(path), os.O_RDONLY)
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line to a plain file of the work folder, flushed to disk."""
+    fd = _open_checked(Path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    with os.fdopen(fd, "ab") as f:
+        f.write((line + "\n").encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def write_new_file(path: Path, data: bytes) -> None:
+    """Write a brand-new file (whatever stood under that name is unlinked first, never written through), fsynced."""
+    path = Path(path)
+    try:
+        os.unlink(path)  # a stray temp file, or a planted link: only the name goes, never what it points to
+    except FileNotFoundError:
+        pass
+    except IsADirectoryError:
+        raise UnsafeFile(errno.EISDIR, texts.FOLDER_IN_PLACE, str(path)) from None
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())  # the bytes are on the disk before a rename makes them visible
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make a rename in this folder survive a power loss (where the system can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # Windows cannot open a folder
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"JSON ではない数値 {name}")
+
+
+def parse_json(raw: bytes) -> object:
+    """Strict JSON from UTF-8 bytes: NaN and Infinity are refused, as they are when saving."""
+    return json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+
+
+def dump_json(obj: object) -> bytes:
+    """Indented UTF-8 JSON with Japanese readable; refuses NaN and Infinity (the loader would refuse them)."""
+    return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False).encode("utf-8")
+
+
+def is_json_safe(obj: object) -> bool:
+    """Whether obj is plain JSON the strict loader will read back (no NaN, no odd types)."""
+    if obj is None or isinstance(obj, (str, bool, int)):
+        return True
+    if isinstance(obj, float):
+        return math.isfinite(obj)
+    if isinstance(obj, list):
+        return all(is_json_safe(x) for x in obj)
+    if isinstance(obj, dict):
+        return all(isinstance(k, str) and is_json_safe(v) for k, v in obj.items())
+    return False
+
+
+def file_problem_message(path: Path, err: OSError) -> str:
+    """The Japanese two-line reason a state file could not be read, with the right thing to do."""
+    if isinstance(err, PermissionError):
+        return texts.NO_PERMISSION.format(path=path)
+    detail = err.strerror if isinstance(err, UnsafeFile) else (err.strerror or str(err))
+    return texts.NOT_A_FILE.format(path=path, detail=detail)
+
+
+def read_json(path: Path, unparsable: str) -> object:
+    """A state file's JSON; FileNotFoundError passes through, every other failure is a HarnessError naming the file.
+
+    Never modifies or deletes the file.
+    """
+    try:
+        raw = read_bytes(path)
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        raise HarnessError(file_problem_message(path, err)) from None
+    try:
+        return parse_json(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise HarnessError(unparsable.format(path=path)) from None

@@ -1,0 +1,75 @@
+"""The harness's vocabulary, each word defined once: file names, events, crash labels and moments, branches, clock.
+
+Learner-facing sentences live in texts.py; this module holds the names they and the code refer to.
+"""
+
+from __future__ import annotations
+
+# The work folder (DESIGN section 3).
+CHECKPOINT_FILE = "checkpoint.json"
+EFFECTS_FILE = "effects.json"
+NOTES_FILE = "sales-notes.txt"
+REPORT_FILE = "report.txt"
+TOOL_LOG_FILE = "tool-runs.log"
+# Written by the harness into every folder it has started a run in: only such a folder is ever cleaned up.
+MARKER_FILE = ".harness-workdir"
+# The files the harness itself keeps; the model's tools may neither read nor write them.
+STATE_FILES = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE, MARKER_FILE)
+# What a fresh run removes (the checkpoint first): the previous run's state and outputs, never the input notes.
+OUTPUT_FILES = (
+    CHECKPOINT_FILE,
+    EFFECTS_FILE,
+    REPORT_FILE,
+    TOOL_LOG_FILE,
+    CHECKPOINT_FILE + ".tmp",
+    EFFECTS_FILE + ".tmp",
+    REPORT_FILE + ".tmp",
+)
+
+# A fixed clock for the ledger's `at` (2026-01-01 00:00 UTC): notebooks and tests get the same bytes every run.
+FIXED_TIME_MS = 1767225600000
+
+# What the loop reports to its listeners (DESIGN section 5).
+EVENT_KINDS = (
+    "start",  # a fresh run has cleaned its folder
+    "resume",  # a checkpoint was loaded for --resume
+    "save_a",  # point A saved
+    "tool_start",  # a tool is about to run (nothing has happened yet)
+    "tool_ran",  # the tool implementation returned
+    "tool_error",  # the tool refused its input or failed; nothing was recorded
+    "effect_written",  # the ledger record is on disk
+    "ledger_write_failed",  # the side effect happened but the ledger could not be written
+    "save_b",  # point B saved
+    "reconcile",  # reconcile chose a branch for the pending call
+    "crash",  # the crash plan stopped the run here
+    "done",  # the loop ended with the model's closing text
+)
+
+# The four moments of a turn where a crash can be placed (CRASH_AFTER=LABEL:N), and the event each follows.
+CRASH_LABELS = {
+    "after-save-a": "① 地点A保存直後（ツール未実行）",
+    "after-tool-run": "② ツール完了・台帳未記録",
+    "after-effect-write": "台帳記録済み・地点B未保存（レッスンのデモ）",
+    "after-save-b": "③ 地点B保存直後",
+}
+LABEL_AFTER_EVENT = {
+    "save_a": "after-save-a",
+    "tool_ran": "after-tool-run",
+    "effect_written": "after-effect-write",
+    "save_b": "after-save-b",
+}
+# The lesson's exercise names the three moments ①②③.
+MOMENTS = {"①": "after-save-a", "②": "after-tool-run", "③": "after-save-b"}
+MOMENT_NAMES = {"①": "地点A保存直後、ツール未実行", "②": "ツール完了、台帳未記録", "③": "地点B保存直後"}
+# Beyond the lesson: crash points inside the atomic writer, for each of the two files it writes.
+WRITER_LABELS = {
+    "checkpoint-torn-write": "checkpoint.json.tmp を半分だけ書いたところ",
+    "checkpoint-before-rename": "checkpoint.json.tmp を書き終え、rename する直前",
+    "effects-torn-write": "effects.json.tmp を半分だけ書いたところ",
+    "effects-before-rename": "effects.json.tmp を書き終え、rename する直前",
+}
+ALL_LABELS = {**CRASH_LABELS, **WRITER_LABELS}
+CRASH_MODES = ("simulated", "sigkill")
+
+# reconcile's three branches (their log lines are texts.RECONCILE_LINES).
+BRANCHES = ("hit", "rerun", "unknown")

@@ -1,0 +1,43 @@
+"""The work folder: a fresh start cleans only a folder the harness has used before, and never the input notes."""
+
+from __future__ import annotations
+
+import os
+
+from . import texts
+from .errors import HarnessError
+from .files import fsync_folder, write_new_file
+from .tools import ensure_notes
+from .vocab import CHECKPOINT_FILE, MARKER_FILE, OUTPUT_FILES
+
+
+def start_fresh(run) -> None:
+    """Remove the previous run's state and outputs (the checkpoint first), so --resume can never revive it.
+
+    Only a folder carrying the harness's marker is cleaned: in any other folder that already holds one of these
+    names, the harness refuses rather than delete a file it did not create.
+    """
+    folder = run.workdir
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=folder))
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / MARKER_FILE
+    if not os.path.lexists(marker):
+        found = [name for name in OUTPUT_FILES if os.path.lexists(folder / name)]
+        if found:
+            raise HarnessError(texts.NOT_OUR_FOLDER.format(path=folder, files=", ".join(found)))
+    for name in OUTPUT_FILES:
+        try:
+            os.unlink(folder / name)  # a link goes, never what it points to
+        except FileNotFoundError:
+            continue
+        except OSError as err:  # a folder in its place, no permission
+            raise HarnessError(
+                texts.CANNOT_CLEAN.format(path=folder / name, detail=err.strerror or err)
+            ) from None
+        if name == CHECKPOINT_FILE:
+            fsync_folder(folder)  # the old checkpoint is gone for good before anything else changes
+    if not os.path.lexists(marker):
+        write_new_file(marker, texts.MARKER_TEXT.encode("utf-8"))
+    ensure_notes(folder)
+    run.emit("start")
