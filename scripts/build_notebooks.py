@@ -2,7 +2,7 @@
 
 Usage: python scripts/build_notebooks.py && python scripts/run_notebooks.py
 
-Edit a .md in any editor, or open it as a notebook in JupyterLab (Open With > Jupytext Notebook); then this script
+Edit a .md in any editor, or open it as a notebook in JupyterLab (right-click > Open With > Notebook); then this script
 1. fills each code cell tagged `block` from the package: its metadata (e.g. `block: ['harness.loop:run_agent']`) names
    the functions it shows, and its source becomes theirs, verbatim, joined by two blank lines (the .md is rewritten
    only if a function changed; a name the package does not have stops the build, naming notebook and function);
