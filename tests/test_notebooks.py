@@ -1,13 +1,18 @@
-"""The committed notebooks: executed top to bottom with outputs stored, stable, and showing the package's own code."""
+"""The committed notebooks: built from their Markdown sources, executed top to bottom with outputs stored, stable,
+and showing the package's own code."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 import inspect
 import re
+import shutil
 import sys
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 
@@ -17,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(
     p for folder in ("notebooks", "exercises", "solutions") for p in (ROOT / folder).glob("*.ipynb")
 )
+SOURCES = sorted([*(ROOT / "notebooks").glob("*.md"), *(ROOT / "solutions").glob("*.md")])
+REBUILD = "edit the .md, then: python scripts/build_notebooks.py && python scripts/run_notebooks.py"
 LESSON = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 MODULES = [sys.modules[f"harness.{m}"] for m in ("checkpoint", "ledger", "loop", "reconcile")]
 # Every lesson block a notebook may define, mapped to the package's function of the same name.
@@ -87,3 +94,154 @@ def test_the_lesson_blocks_are_all_shown_somewhere():
         "run_agent",
         "reconcile",
     } <= shown
+
+
+# The Markdown sources (scripts/build_notebooks.py writes the notebooks from them)
+
+
+def tags(cell) -> list[str]:
+    return cell.metadata.get("tags", [])
+
+
+def read_md(path: Path):
+    return jupytext.read(path, fmt="md:myst")
+
+
+def built_from(md: Path) -> list[tuple[Path, str]]:
+    """The notebooks built from a source, each with the tag of the cells it leaves out."""
+    pairs = [(md.with_suffix(".ipynb"), "blank")]
+    if md.parent.name == "solutions":
+        pairs.append((ROOT / "exercises" / f"{md.stem}.ipynb", "answer"))
+    return pairs
+
+
+BUILT = [(md, ipynb, left_out) for md in SOURCES for ipynb, left_out in built_from(md)]
+
+
+def test_every_notebook_is_built_from_a_markdown_source():
+    assert sorted(ipynb for _, ipynb, _ in BUILT) == NOTEBOOKS
+    assert [p.name for p in SOURCES if p.parent.name == "solutions"], "no solutions source"
+
+
+@pytest.mark.parametrize(
+    "md,ipynb,left_out", BUILT, ids=[p.relative_to(ROOT).as_posix() for _, p, _ in BUILT]
+)
+def test_notebook_has_the_cells_of_its_markdown_source(md, ipynb, left_out):
+    want = [c for c in read_md(md).cells if left_out not in tags(c)]
+    have = nbformat.read(ipynb, as_version=4).cells
+    where = f"{ipynb.relative_to(ROOT)} differs from {md.relative_to(ROOT)}"
+    assert len(have) == len(want), f"{where}: {len(have)} cells, the source gives {len(want)} ({REBUILD})"
+    for i, (h, w) in enumerate(zip(have, want), 1):
+        assert h.cell_type == w.cell_type, (
+            f"{where}: cell {i} is {h.cell_type}, not {w.cell_type} ({REBUILD})"
+        )
+        assert h.source == w.source, f"{where}: cell {i}'s text ({REBUILD})"
+        assert h.metadata == w.metadata, f"{where}: cell {i}'s tags or metadata ({REBUILD})"
+
+
+@pytest.mark.parametrize("md", [p for p in SOURCES if p.parent.name == "solutions"], ids=lambda p: p.name)
+def test_each_answer_cell_is_followed_by_the_exercises_blank(md):
+    cells = read_md(md).cells
+    answers = [i for i, c in enumerate(cells) if "answer" in tags(c)]
+    assert answers, f"{md.name}: no cell tagged answer"
+    for i in answers:
+        after = cells[i + 1] if i + 1 < len(cells) else None
+        assert after is not None and "blank" in tags(after), (
+            f"{md.name}: answer cell {i + 1} has no blank after it"
+        )
+        assert after.cell_type == cells[i].cell_type and after.source != cells[i].source, md.name
+
+
+def package_source(name: str, where: str) -> str:
+    module, _, qualname = name.partition(":")
+    try:
+        obj = importlib.import_module(module)
+        for attr in qualname.split("."):
+            obj = getattr(obj, attr)
+        return inspect.getsource(obj).rstrip()
+    except (ImportError, AttributeError, TypeError, OSError) as err:
+        pytest.fail(f"{where}: the block cell shows {name!r}, not found in the package ({err})")
+
+
+BLOCK_CELLS = [
+    (path, i, cell)
+    for path in [*SOURCES, *NOTEBOOKS]
+    for i, cell in enumerate(read_md(path).cells if path.suffix == ".md" else nbformat.read(path, 4).cells, 1)
+    if "block" in tags(cell)
+]
+
+
+@pytest.mark.parametrize(
+    "path,i,cell", BLOCK_CELLS, ids=[f"{p.relative_to(ROOT).as_posix()}-cell{i}" for p, i, _ in BLOCK_CELLS]
+)
+def test_block_cell_is_the_package_source_of_the_functions_it_names(path, i, cell):
+    where = f"{path.relative_to(ROOT)} cell {i}"
+    names = cell.metadata.get("block")
+    assert names, f"{where}: tagged block, but no block metadata names its functions"
+    assert cell.source == "\n\n\n".join(package_source(n, where) for n in names), (
+        f"{where} is not the package's source of {names}: python scripts/build_notebooks.py refills it"
+    )
+
+
+def test_block_cells_cover_the_lesson_notebooks():
+    assert {p.name for p, _, _ in BLOCK_CELLS if p.suffix == ".md"} >= {
+        "02_checkpoint.md",
+        "03_points_a_and_b.md",
+        "04_ledger.md",
+        "05_reconcile.md",
+    }
+
+
+def load_build():
+    spec = importlib.util.spec_from_file_location("build_notebooks", ROOT / "scripts" / "build_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def cell_keys(path: Path) -> list[tuple]:
+    return [(c.id, c.cell_type, c.source, c.metadata) for c in nbformat.read(path, as_version=4).cells]
+
+
+def test_the_build_is_idempotent_and_matches_the_committed_notebooks(tmp_path):
+    """Build from the sources alone, twice (no execution): same bytes, and the committed notebooks' cells."""
+    build = load_build().build
+    trees = []
+    for name in ("a", "b"):
+        root = tmp_path / name
+        for md in SOURCES:
+            (root / md.parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copy(md, root / md.parent.name / md.name)
+        assert len(build(root)) == len(NOTEBOOKS)
+        trees.append({p.relative_to(root): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()})
+    assert trees[0] == trees[1], "two builds of the same sources differ"
+    for rel, data in trees[0].items():
+        if rel.suffix == ".md":
+            assert data == (ROOT / rel).read_bytes(), f"{rel}: the build changes it (block cells not filled?)"
+        else:
+            assert cell_keys(tmp_path / "a" / rel) == cell_keys(ROOT / rel), (
+                f"{rel}: not what the build writes"
+            )
+    assert build(tmp_path / "a") == [], "a rebuild of unchanged sources rewrote notebooks"
+
+
+def test_a_rebuild_of_the_committed_tree_changes_no_byte(tmp_path):
+    for folder in ("notebooks", "exercises", "solutions"):
+        shutil.copytree(
+            ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("_work", ".ipynb_checkpoints")
+        )
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert load_build().build(tmp_path) == []
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+def test_the_build_names_notebook_and_function_when_a_block_function_is_gone(tmp_path):
+    build = load_build()
+    (tmp_path / "notebooks").mkdir()
+    text = (ROOT / "notebooks" / "03_points_a_and_b.md").read_text(encoding="utf-8")
+    assert "harness.loop:run_agent" in text
+    (tmp_path / "notebooks" / "03_points_a_and_b.md").write_text(
+        text.replace("harness.loop:run_agent", "harness.loop:no_such_function"), encoding="utf-8"
+    )
+    with pytest.raises(build.BuildError, match=r"03_points_a_and_b\.md .*'harness\.loop:no_such_function'"):
+        build.build(tmp_path)
