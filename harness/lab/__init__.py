@@ -157,3 +157,31 @@ class FileWatch:
                 print(self.changes())
 
         return on_event
+
+
+BLANK = (Ellipsis, None, "")
+
+
+def _norm(value: object) -> object:
+    """A prediction as compared: strings without surrounding or full-width spaces, case-folded; numbers as numbers."""
+    if isinstance(value, str):
+        text = unicodedata.normalize("NFKC", value).strip().casefold()
+        return int(text) if text.isdigit() else text
+    return value
+
+
+def check_prediction(prediction: object, actual: object, what: str, evidence: str = "") -> bool:
+    """Compare a learner's 予想 with what the disk really showed; a blank prediction prints 未記入, never raises.
+
+    `evidence` says where the actual value was read (e.g. "tool-runs.log の行数").
+    """
+    where = f"（{evidence}）" if evidence else ""
+    if prediction in BLANK if not isinstance(prediction, (list, dict)) else False:
+        print(f"… {what}: 未記入です。予想を書いてから、もう一度このセルを実行してください。")
+        print(f"   実際は {actual!r}{where}")
+        return False
+    if _norm(prediction) == _norm(actual):
+        print(f"✓ {what}: 予想どおり {actual!r}{where}")
+        return True
+    print(f"✗ {what}: 予想は {prediction!r}、実際は {actual!r}{where}。なぜ違ったのかを考えてみてください。")
+    return False
