@@ -8,7 +8,9 @@ never a traceback.
 from __future__ import annotations
 
 import json
+import math
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -18,7 +20,7 @@ from .crash import CrashPlan, SimulatedCrash
 from .errors import HarnessError
 from .lock import hold_workdir
 from .loop import run_agent
-from .models import APIError, ScriptedModel
+from .models import DEFAULT_DEADLINE_S, APIError, ResponseRefused, ScriptedModel
 from .run import Run, wall_clock_ms
 from .tools import TOOL_SCHEMAS
 from .vocab import CHECKPOINT_FILE
@@ -36,7 +38,9 @@ USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real]
 環境変数: CRASH_AFTER=LABEL:N（LABEL は after-save-a, after-tool-run, after-effect-write, after-save-b）
           CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
           HARNESS_SLOW_MS=N（1ステップごとに N ミリ秒止まる。授業で落とす瞬間を見せるため）
-          HARNESS_EVENTS_FILE=PATH（イベントを1行1 JSON で追記する。Crash Lab が使う）"""
+          HARNESS_EVENTS_FILE=PATH（イベントを1行1 JSON で追記する。Crash Lab が使う）
+          HARNESS_API_DEADLINE_S=S（--real: モデル呼び出し1回を、再試行も含めて S 秒で打ち切る。既定: {DEFAULT_DEADLINE_S:g}。
+                                   待っている間は 10 秒ごとに stderr へ [待機中] の1行を出す）"""
 
 
 class Options:
@@ -50,7 +54,7 @@ def main(options: Options, env=os.environ) -> str:
     """レッスンの main(): 決めることはちょうど1つ、--resume があるかどうか。"""
     run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
               listeners=listeners_from_env(env))  # fmt: skip
-    client = make_client(options.real)  # スクリプト化されたモデル（既定）か、本物の Messages API
+    client = make_client(options.real, env)  # スクリプト化されたモデル（既定）か、本物の Messages API
     with hold_workdir(run.workdir):  # 1つの作業フォルダに書くのは1プロセスだけ
         return run_agent(run, client, texts.TASK, TOOL_SCHEMAS, resume=options.resume)
 
@@ -129,12 +133,32 @@ def listeners_from_env(env) -> list:
     return listeners
 
 
-def make_client(real: bool):
+def make_client(real: bool, env=os.environ):
     if not real:
         return ScriptedModel()
+    deadline = api_deadline_from_env(env)
     from .models import AnthropicClient  # imports anthropic: only on --real
 
-    return AnthropicClient()
+    return AnthropicClient(deadline_s=deadline, on_wait=say_waiting)
+
+
+def api_deadline_from_env(env) -> float:
+    """HARNESS_API_DEADLINE_S: how long one model call (retries included) may take before it is given up."""
+    value = env.get("HARNESS_API_DEADLINE_S")
+    if not value:
+        return DEFAULT_DEADLINE_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not (value.isascii() and math.isfinite(seconds) and seconds > 0):
+        raise HarnessError(texts.BAD_API_DEADLINE.format(value=texts.untrusted(value)))
+    return seconds
+
+
+def say_waiting(elapsed_s: float, deadline_s: float) -> None:
+    """The line a person sees on stderr while the model call is still running."""
+    _say(texts.API_WAITING.format(elapsed=f"{round(elapsed_s, 1):g}", deadline=f"{deadline_s:g}"), sys.stderr)
 
 
 def cli(argv: list[str] | None = None, env=os.environ) -> int:
@@ -155,17 +179,16 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
     except SimulatedCrash:
         return EXIT_CRASHED  # the [kill] line was printed by the crash event
     except KeyboardInterrupt:
+        _ignore_further_interrupts()  # a second Ctrl-C while this line is printed must not become a traceback
         _say(texts.INTERRUPTED, sys.stderr)
         return EXIT_INTERRUPTED
     except HarnessError as err:
         _say(f"エラー: {err}", sys.stderr)
         return EXIT_ERROR
     except APIError as err:
-        kind = texts.API_KINDS.get(err.status, "HTTP エラー")
         saved = os.path.lexists(Path(options.workdir, CHECKPOINT_FILE))
         hint = texts.API_RESUME_HINT if saved else texts.API_RESTART_HINT
-        message = texts.API_FAILED.format(kind=kind, status=err.status, message=texts.untrusted(err.message))
-        _say(f"エラー: {message}\n{hint}", sys.stderr)
+        _say(f"エラー: {api_failure(err)}\n{hint}", sys.stderr)
         return EXIT_ERROR
     except Exception as err:  # a bug: still no traceback unless asked for
         if env.get("HARNESS_DEBUG"):
@@ -176,6 +199,26 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         )
         return EXIT_ERROR
     return 0
+
+
+def api_failure(err: APIError) -> str:
+    """One line saying how the model call failed; the server's words escaped (it may send any bytes)."""
+    message = texts.untrusted(err.message)
+    if isinstance(err, ResponseRefused):
+        return message
+    if not err.status:
+        return texts.API_FAILED_NO_STATUS.format(message=message)
+    kind = texts.API_KINDS.get(err.status, "HTTP エラー")
+    return texts.API_FAILED.format(kind=kind, status=err.status, message=message)
+
+
+def _ignore_further_interrupts() -> None:
+    # An object Ctrl-C left half-built (the SDK's HTTP client) may fail in its finalizer later: noise, not news.
+    sys.unraisablehook = lambda unraisable: None
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread (cli() called from a thread): nothing to do
+        pass
 
 
 def _tolerate_any_terminal() -> None:

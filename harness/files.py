@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import texts
 from .errors import HarnessError
+from .vocab import CHECKPOINT_FILE, EFFECTS_FILE
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -65,8 +66,13 @@ def append_line(path: Path, line: str) -> None:
 
 
 def write_new_file(path: Path, data: bytes) -> None:
-    """Write a brand-new file (whatever stood under that name is unlinked first, never written through), fsynced."""
+    """Write a brand-new file (whatever stood under that name is unlinked first, never written through), fsynced.
+
+    The temp file of a state file (checkpoint.json.tmp, effects.json.tmp) is written only if the loader would read
+    it back: whatever a model or a learner's client hands over, the harness never saves a file it would refuse.
+    """
     path = Path(path)
+    _refuse_unloadable(path, data)
     try:
         os.unlink(path)  # a stray temp file, or a planted link: only the name goes, never what it points to
     except FileNotFoundError:
@@ -78,6 +84,20 @@ def write_new_file(path: Path, data: bytes) -> None:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())  # the bytes are on the disk before a rename makes them visible
+
+
+_STATE_TEMP_FILES = {name + ".tmp": name for name in (CHECKPOINT_FILE, EFFECTS_FILE)}
+
+
+def _refuse_unloadable(path: Path, data: bytes) -> None:
+    final = _STATE_TEMP_FILES.get(path.name)
+    if final is None:
+        return
+    from .scene import saved_state_problem  # here, not at the top: scene imports this module
+
+    problem = saved_state_problem(path.with_name(final), data)
+    if problem:
+        raise HarnessError(texts.REFUSED_TO_SAVE.format(path=path.with_name(final), detail=problem))
 
 
 def fsync_folder(folder: Path) -> None:
@@ -108,17 +128,33 @@ def dump_json(obj: object) -> bytes:
     return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False).encode("utf-8")
 
 
+MAX_DEPTH = (
+    100  # deeper nesting is refused where it enters: json and Python's recursion would fail on it later
+)
+
+
 def is_json_safe(obj: object) -> bool:
-    """Whether obj is plain JSON the strict loader will read back (no NaN, no odd types)."""
-    if obj is None or isinstance(obj, (str, bool, int)):
-        return True
-    if isinstance(obj, float):
-        return math.isfinite(obj)
-    if isinstance(obj, list):
-        return all(is_json_safe(x) for x in obj)
-    if isinstance(obj, dict):
-        return all(isinstance(k, str) and is_json_safe(v) for k, v in obj.items())
-    return False
+    """Whether obj is plain JSON the strict loader will read back (no NaN, no odd types, at most MAX_DEPTH deep)."""
+    stack = [(obj, 0)]
+    while stack:
+        x, depth = stack.pop()
+        if x is None or isinstance(x, (str, bool, int)):
+            continue
+        if isinstance(x, float):
+            if not math.isfinite(x):
+                return False
+            continue
+        if depth >= MAX_DEPTH:
+            return False
+        if isinstance(x, list):
+            stack.extend((v, depth + 1) for v in x)
+        elif isinstance(x, dict):
+            if not all(isinstance(k, str) for k in x):
+                return False
+            stack.extend((v, depth + 1) for v in x.values())
+        else:
+            return False
+    return True
 
 
 def file_problem_message(path: Path, err: OSError) -> str:

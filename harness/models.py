@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
+import time
 
 from . import texts
+from .files import parse_json
+from .scene import response_problem
 from .vocab import NOTES_FILE, REPORT_FILE
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the one place the model id lives; ANTHROPIC_MODEL overrides it
@@ -135,44 +140,144 @@ def _tool_use(id: str, name: str, input: dict) -> dict:
     return {"type": "tool_use", "id": id, "name": name, "input": input}
 
 
+DEFAULT_DEADLINE_S = (
+    120.0  # a model call (retries included) is given up after this long; HARNESS_API_DEADLINE_S
+)
+
+
+def wait_notice_every(deadline_s: float) -> float:
+    """How often a waiting caller hears that the call is still running: every 10 s, or 4 times within a short deadline."""
+    return min(10.0, deadline_s / 4)
+
+
+class ResponseRefused(APIError):
+    """A response the harness will not take (odd values, not JSON, a second tool_use): nothing of it is saved."""
+
+    def __init__(self, message: str):
+        super().__init__(0, message)
+
+
 class AnthropicClient:
     """The real Messages API behind the same create() call; anthropic is imported only when this is built.
 
     The key comes only from the environment (ANTHROPIC_API_KEY, read by the SDK itself) and the model id from
     ANTHROPIC_MODEL, else DEFAULT_MODEL. SDK errors become APIError, so the loop and the command line treat the
     real API and the scripted model alike.
+
+    Nothing the server sends is believed: the body is parsed as strict JSON (no NaN) and checked against the same
+    rules the checkpoint loader applies (scene.response_problem) before the loop sees it, so an odd response stops
+    the run with the last checkpoint intact instead of being saved. A call, retries included, is given up after
+    `deadline_s` seconds however the server behaves (a stall, one byte every few seconds); while it waits,
+    `on_wait(elapsed_s, deadline_s)` is called every few seconds.
     """
 
-    def __init__(self, model: str | None = None, max_tokens: int = 1024, **client_kwargs: object) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        max_tokens: int = 1024,
+        *,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        on_wait=None,
+        max_tool_uses: int = 1,
+        **client_kwargs: object,
+    ) -> None:
         import anthropic  # lazy: importing it costs seconds
 
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         self.max_tokens = max_tokens
+        self.deadline_s = float(deadline_s)
+        self.on_wait = on_wait
+        self.max_tool_uses = max_tool_uses
         self._anthropic = anthropic
-        self._client = anthropic.Anthropic(**{"timeout": 120.0, "max_retries": 2, **client_kwargs})
+        self._kwargs = {"timeout": self.deadline_s, "max_retries": 2, **client_kwargs}
+        self._client = anthropic.Anthropic(**self._kwargs)
         self.messages = self
 
     def create(self, *, messages: list[dict], tools: list[dict] | None = None, **_: object) -> dict:
-        sdk = self._anthropic
+        body = self._call_within_deadline(messages, tools or [])
         try:
-            response = self._client.messages.create(
-                model=self.model,
-                max_tokens=self.max_tokens,
-                tools=tools or [],
-                messages=messages,
-                # one tool per turn: the lesson's single-pending-call protocol
-                tool_choice={"type": "auto", "disable_parallel_tool_use": True},
-            )
-        except sdk.APITimeoutError:
-            raise APIError(0, texts.API_TIMEOUT) from None
-        except sdk.APIConnectionError as err:
-            raise APIError(0, texts.API_CONNECTION.format(error=err)) from None
-        except sdk.APIStatusError as err:
-            raise APIError(err.status_code, _status_message(err)) from None
-        return response.model_dump(mode="json", exclude_none=True)
+            response = parse_json(body)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise ResponseRefused(texts.RESPONSE_NOT_JSON) from None
+        problem = response_problem(response, messages, self.max_tool_uses)
+        if problem:
+            raise ResponseRefused(texts.RESPONSE_REFUSED.format(detail=problem))
+        return _without_nulls(response)
+
+    def _request(self, messages: list[dict], tools: list[dict]) -> bytes:
+        raw = self._client.messages.with_raw_response.create(
+            model=self.model,
+            max_tokens=self.max_tokens,
+            tools=tools,
+            messages=messages,
+            # one tool per turn: the lesson's single-pending-call protocol
+            tool_choice={"type": "auto", "disable_parallel_tool_use": True},
+        )
+        return raw.read()
+
+    def _call_within_deadline(self, messages: list[dict], tools: list[dict]) -> bytes:
+        """The raw body of one call made in a worker thread, waited for at most deadline_s (Ctrl-C still works)."""
+        outcome: dict = {}
+
+        def call() -> None:
+            try:
+                outcome["body"] = self._request(messages, tools)
+            except BaseException as err:  # noqa: BLE001 (handed to the waiting thread)
+                outcome["error"] = err
+
+        worker = threading.Thread(target=call, name="harness-model-call", daemon=True)
+        start = time.monotonic()
+        deadline, every = start + self.deadline_s, wait_notice_every(self.deadline_s)
+        next_notice = start + every
+        worker.start()
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                break
+            worker.join(min(deadline, next_notice) - now)
+            if not worker.is_alive():
+                break
+            now = time.monotonic()
+            if now >= next_notice and now < deadline:
+                if self.on_wait is not None:
+                    self.on_wait(now - start, self.deadline_s)
+                next_notice += every
+        if worker.is_alive():
+            self._abandon()
+            raise APIError(0, texts.API_DEADLINE.format(seconds=f"{self.deadline_s:g}"))
+        if "error" in outcome:
+            raise self._translate(outcome["error"]) from None
+        return outcome["body"]
+
+    def _abandon(self) -> None:
+        """Close the connection the abandoned call is stuck on (so its thread ends), and start a fresh client."""
+        if "http_client" in self._kwargs:  # someone else's client: leave it open
+            return
+        with contextlib.suppress(Exception):  # best effort: the thread is a daemon anyway
+            self._client.close()
+        self._client = self._anthropic.Anthropic(**self._kwargs)
+
+    def _translate(self, err: BaseException) -> BaseException:
+        sdk = self._anthropic
+        if isinstance(err, sdk.APITimeoutError):
+            return APIError(0, texts.API_TIMEOUT)
+        if isinstance(err, sdk.APIConnectionError):
+            return APIError(0, texts.API_CONNECTION.format(error=err))
+        if isinstance(err, sdk.APIStatusError):
+            return APIError(err.status_code, _status_message(err))
+        if isinstance(err, sdk.APIError):
+            return APIError(0, texts.API_ODD_ERROR.format(error=err))
+        return err
+
+
+def _without_nulls(response: dict) -> dict:
+    """The response as the SDK's model_dump(exclude_none=True) stores it: no null fields in it or its blocks."""
+    plain = {k: v for k, v in response.items() if v is not None}
+    plain["content"] = [{k: v for k, v in block.items() if v is not None} for block in response["content"]]
+    return plain
 
 
 def _status_message(err) -> str:
     body = err.body if isinstance(err.body, dict) else {}
     detail = body.get("error", {}).get("message") if isinstance(body.get("error"), dict) else None
-    return detail or str(err.message)
+    return str(detail or err.message)

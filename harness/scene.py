@@ -10,7 +10,8 @@ from pathlib import Path
 
 from . import texts
 from .errors import HarnessError
-from .files import is_json_safe, read_json
+from .files import is_json_safe, parse_json, read_json
+from .vocab import EFFECTS_FILE
 
 CHECKPOINT_VERSION = 1
 CHECKPOINT_KEYS = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUse")
@@ -55,7 +56,7 @@ def content_problem(content: object, where: str) -> str | None:
             if not isinstance(tid, str) or not ID_PATTERN.fullmatch(tid):
                 return f"{here}.tool_use_id が英数字・_・- の文字列ではありません"
     if not is_json_safe(content):
-        return f"{where} に JSON にできない値（NaN など）があります"
+        return f"{where} に JSON にできない値（NaN など）か深すぎる入れ子があります"
     return None
 
 
@@ -68,7 +69,7 @@ def checkpoint_problem(cp: object) -> str | None:
         return "キー " + ", ".join(missing) + " がありません"
     extra = sorted(set(cp) - set(CHECKPOINT_KEYS))
     if extra:
-        return "未知のキー " + ", ".join(extra) + " があります"
+        return "未知のキー " + texts.untrusted(", ".join(extra), limit=80) + " があります"
     if type(cp["version"]) is not int:
         return "version が整数ではありません"
     if not isinstance(cp["task"], str):
@@ -92,7 +93,7 @@ def checkpoint_problem(cp: object) -> str | None:
         if problem:
             return problem
         if not is_json_safe(pending["input"]):
-            return "pendingToolUse.input に JSON にできない値があります"
+            return "pendingToolUse.input に JSON にできない値か深すぎる入れ子があります"
     return None
 
 
@@ -112,15 +113,24 @@ def effects_problem(effects: object) -> str | None:
     return None
 
 
-def response_problem(response: object) -> str | None:
-    """What is wrong with a model response before anything of it is saved, or None."""
+def response_problem(response: object, messages: list | None = None, max_tool_uses: int = 1) -> str | None:
+    """What is wrong with a model response before anything of it is saved, or None.
+
+    The same rules as the loader's, plus what only a response can get wrong: a tool_use id the conversation
+    already holds, more tool_use blocks than the single pending call the lesson's checkpoint can record, a
+    stop_reason of tool_use with no tool to run.
+    """
     if not isinstance(response, dict):
-        return "応答がオブジェクトではありません"
-    problem = content_problem(response.get("content"), "content")
+        return "応答が JSON オブジェクトではありません"
+    content = response.get("content")
+    if not isinstance(content, list):
+        return "content が配列ではありません"
+    problem = content_problem(content, "content")
     if problem:
         return problem
-    if not isinstance(response["content"], list):
-        return "content が配列ではありません"
+    for j, block in enumerate(content):
+        if block["type"] == "text" and not isinstance(block.get("text"), str):
+            return f"content[{j}].text が文字列ではありません"
     if not isinstance(response.get("stop_reason"), str):
         return "stop_reason が文字列ではありません"
     usage = response.get("usage")
@@ -128,7 +138,48 @@ def response_problem(response: object) -> str | None:
         _count(usage.get("input_tokens")) and _count(usage.get("output_tokens"))
     ):
         return "usage の input_tokens と output_tokens が 0 以上の整数ではありません"
+    ids = [b["id"] for b in content if b["type"] == "tool_use"]
+    if len(ids) > max_tool_uses:
+        return f"tool_use が {len(ids)} 個あります（宙ぶらりんな呼び出しとして記録できるのは {max_tool_uses} 個まで）"
+    if response["stop_reason"] == "tool_use" and not ids:
+        return "stop_reason が tool_use なのに tool_use ブロックがありません"
+    if len(set(ids)) != len(ids):
+        return "同じ tool_use id が2回あります"
+    used = _tool_use_ids(messages or [])
+    again = [i for i in ids if i in used]
+    if again:
+        return f"tool_use id {again[0]} はこの会話ですでに使われています"
     return None
+
+
+def _tool_use_ids(messages: list) -> set[str]:
+    return {
+        b.get("id")
+        for m in messages
+        if isinstance(m, dict) and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    }
+
+
+def saved_state_problem(path: Path, data: bytes) -> str | None:
+    """Why the loader would refuse these bytes as the state file `path` (checkpoint.json or effects.json), or None.
+
+    The writer asks this before it writes a state file: the harness never saves a file it would refuse to load.
+    A checkpoint of another version is left to the loader of that version.
+    """
+    try:
+        obj = parse_json(data)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return "JSON として読み戻せません"
+    if path.name == EFFECTS_FILE:
+        return effects_problem(obj)
+    if not (isinstance(obj, dict) and obj.get("version") == CHECKPOINT_VERSION):
+        return None
+    problem = checkpoint_problem(obj)
+    if problem:
+        return problem
+    return ledger_problem(obj, read_ledger(path.with_name(EFFECTS_FILE)))
 
 
 def read_ledger(path: Path) -> dict[str, dict]:

@@ -88,6 +88,10 @@ CANNOT_CLEAN = (
     "{path} を片付けられません（{detail}）。\nその場所を確かめて、自分で片付けてから実行してください。"
 )
 MARKER_TEXT = "このフォルダは python -m harness の作業フォルダです。新しく実行すると、前回の状態と出力は片付けられます。\n"
+REFUSED_TO_SAVE = (
+    "{path} に書こうとした内容は、読み込むときに拒否される形です（{detail}）。読めないファイルは書かないので、"
+    "保存せずに止めました。\nディスク上の {path} は直前の保存のまま有効です（あれば）。原因を確かめてから --resume してください。"
+)
 TOOL_LOG_FAILED = (
     "{path} に書けません（{detail}）。ツールは実行していません。\n"
     "そのファイルを確かめてから --resume してください（チェックポイントは地点Aのまま有効です）。"
@@ -141,6 +145,23 @@ API_KINDS = {
     529: "API が過負荷",
 }
 API_FAILED = "モデルの API 呼び出しが失敗しました（{kind}、HTTP {status}）: {message}"
+API_FAILED_NO_STATUS = "モデルの API 呼び出しが失敗しました: {message}"
+API_DEADLINE = (
+    "API の応答が上限の {seconds} 秒以内に返りませんでした（上限は HARNESS_API_DEADLINE_S で変えられます）"
+)
+API_WAITING = (
+    "[待機中] モデルの応答を待っています（{elapsed} 秒経過、{deadline} 秒で打ち切ります。"
+    "Ctrl-C で止めても --resume で再開できます）"
+)
+API_ODD_ERROR = "API クライアントが失敗しました（{error}）"
+RESPONSE_NOT_JSON = (
+    "モデルの応答を受け付けません（厳密な JSON ではありません）。応答のどの部分も保存していません"
+)
+RESPONSE_REFUSED = "モデルの応答を受け付けません（{detail}）。応答のどの部分も保存していません"
+BAD_API_DEADLINE = (
+    "HARNESS_API_DEADLINE_S={value} は読めません。\n"
+    "モデル呼び出し1回にかけてよい秒数を、0 より大きい数で指定してください。"
+)
 API_RESUME_HINT = (
     "チェックポイントは直前の保存のまま有効です。原因が解消したら --resume で続きから再開できます。"
 )

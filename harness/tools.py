@@ -61,18 +61,30 @@ TOOL_SCHEMAS = [
     },
 ]
 
-_HARNESS_NAMES = frozenset(STATE_FILES) | frozenset(OUTPUT_FILES) - {"report.txt"}
+# Compared case-insensitively: on macOS and Windows, CHECKPOINT.json is the same file as checkpoint.json.
+_HARNESS_NAMES = frozenset(
+    n.casefold() for n in (frozenset(STATE_FILES) | frozenset(OUTPUT_FILES) - {"report.txt"})
+)
 
 
 def inside(workdir: Path, relpath: object) -> Path:
-    """The path inside the work folder, or a ToolError if it escapes it or names one of the harness's own files."""
+    """The path inside the work folder, or a ToolError if it escapes it or names one of the harness's own files.
+
+    The folders on the way are resolved (a linked sub-folder must still lead inside); the last name is not: a link
+    there is opened as a link (and refused) or replaced by the report, never followed.
+    """
     if not isinstance(relpath, str) or not relpath or "\x00" in relpath:
         raise ToolError(texts.BAD_TOOL_INPUT.format(name="path", detail="空でない文字列が必要です"))
     root = Path(workdir).resolve()
-    target = (root / relpath).resolve()
-    if target == root or root not in target.parents:
+    lexical = root / relpath
+    if lexical.name in ("", ".", ".."):
         raise ToolError(texts.PATH_ESCAPES.format(path=relpath))
-    if target.parent == root and (target.name in _HARNESS_NAMES or target.name.endswith(".tmp")):
+    folder = lexical.parent.resolve()
+    if folder != root and root not in folder.parents:
+        raise ToolError(texts.PATH_ESCAPES.format(path=relpath))
+    target = folder / lexical.name
+    name = target.name.casefold()
+    if folder == root and (name in _HARNESS_NAMES or name.endswith(".tmp")):
         raise ToolError(texts.PATH_IS_HARNESS_FILE.format(path=relpath))
     return target
 
@@ -109,14 +121,25 @@ def write_report(workdir: Path, input: dict) -> str:
         raise ToolError(texts.CANNOT_OPEN.format(path=input["path"], detail="フォルダです"))
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as err:  # a missing sub-folder, no permission
+        raise ToolError(texts.CANNOT_WRITE.format(path=input["path"], detail=err.strerror or err)) from None
+    try:
         with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o644)  # as an ordinary file, not mkstemp's private 0o600
             f.write(content.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except OSError as err:  # a missing sub-folder, no permission, a full disk
-        raise ToolError(texts.CANNOT_WRITE.format(path=input["path"], detail=err.strerror or err)) from None
+    except BaseException as err:  # a full disk, or Ctrl-C: no half-written temp file is left behind
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(err, OSError):
+            raise ToolError(
+                texts.CANNOT_WRITE.format(path=input["path"], detail=err.strerror or err)
+            ) from None
+        raise
     fsync_folder(path.parent)
     return f"{input['path']} に {len(content)} 文字のレポートを書き出しました"
 
@@ -156,19 +179,19 @@ def execute_tool(run, block: dict) -> str:
         raise ToolError(texts.BAD_TOOL_INPUT.format(name="tool_use", detail=problem))
     name, tool_use_id = block["name"], block["id"]
     run.emit("tool_start", id=tool_use_id, name=name)
-    impl = run.tool_impls.get(name)
-    if impl is None:
-        raise ToolError(texts.UNKNOWN_TOOL.format(name=name))
-    check_input(run.workdir, name, block["input"])
     try:
-        append_line(run.path(TOOL_LOG_FILE), f"{name} {tool_use_id}")
-    except OSError as err:
-        raise HarnessError(
-            texts.TOOL_LOG_FAILED.format(path=run.path(TOOL_LOG_FILE), detail=err.strerror)
-        ) from None
-    try:
+        impl = run.tool_impls.get(name)
+        if impl is None:
+            raise ToolError(texts.UNKNOWN_TOOL.format(name=name))
+        check_input(run.workdir, name, block["input"])
+        try:
+            append_line(run.path(TOOL_LOG_FILE), f"{name} {tool_use_id}")
+        except OSError as err:
+            raise HarnessError(
+                texts.TOOL_LOG_FAILED.format(path=run.path(TOOL_LOG_FILE), detail=err.strerror)
+            ) from None
         output = impl(run.workdir, block["input"])
-    except ToolError as err:
+    except ToolError as err:  # refused or failed: the person sees it too, not only the model
         run.emit("tool_error", id=tool_use_id, name=name, error=str(err))
         raise
     run.emit("tool_ran", id=tool_use_id, name=name)

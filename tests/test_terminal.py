@@ -1,0 +1,143 @@
+"""Hostile terminals, through the real command line: ASCII and Latin-1 output, --help, a reader that goes away
+(`| head -1`), a full disk behind stdout, an events file that cannot be written, Ctrl-C. The task always finishes or
+stops resumably, with no traceback and no "Exception ignored"."""
+
+from __future__ import annotations
+
+import codecs
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from hostile import child_env, cli, log_lines
+
+from conftest import TRANSCRIPTS
+
+DONE_OK = "[done] report.txt にレポートを書き出しました。タスク完了。"
+INTERRUPTED = "[中断] Ctrl-C で止めました。チェックポイントは直前の保存のまま有効です。--resume で続きから再開できます。"
+ALL_RAN = ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
+
+
+def harness(*args: str) -> list[str]:
+    return [sys.executable, "-m", "harness", *args]
+
+
+def assert_finished(work) -> None:
+    assert log_lines(work) == ALL_RAN
+    assert "営業メモのレポート" in (work / "report.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+@pytest.mark.parametrize("arg", ["--help", "-h"])
+def test_help_works_on_a_terminal_without_japanese(tmp_path, arg, encoding):
+    proc = subprocess.run(
+        harness(arg),
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=30,
+        check=False,
+        env=child_env({"LANG": "C", "LC_ALL": "C", "PYTHONIOENCODING": encoding}),
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout.decode(encoding)
+    assert text.isascii() and "--resume" in text and "HARNESS_API_DEADLINE_S" in text
+    assert codecs.decode(text, "unicode_escape").startswith("使い方: python -m harness")
+    assert proc.stderr == b"" and list(tmp_path.iterdir()) == []  # help does nothing else
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_crash_and_resume_on_a_terminal_without_japanese_keep_their_exit_codes(workdir, encoding):
+    env = {"LANG": "C", "LC_ALL": "C", "PYTHONIOENCODING": encoding}
+    crashed = cli(workdir, env={**env, "CRASH_AFTER": "after-effect-write:3"})
+    resumed = cli(workdir, "--resume", env=env)
+    case = TRANSCRIPTS["after-effect-write:3"]
+    for proc, step in ((crashed, case[0]), (resumed, case[1])):
+        assert proc.returncode == step["exit"], proc.stderr
+        assert proc.stdout.isascii() and "Traceback" not in proc.stderr
+        assert codecs.decode(proc.stdout, "unicode_escape").splitlines() == step["stdout"]
+    assert log_lines(workdir).count("write_report toolu_03") == 1
+
+
+def test_a_reader_that_goes_away_does_not_stop_the_task(workdir):
+    # the lesson's demo piped into `head -1`: head exits after one line, every later print meets a closed pipe
+    script = (
+        f'"{sys.executable}" -m harness --workdir "{workdir}" | head -1; echo "rc=${{PIPESTATUS[0]}}" >&2'
+    )
+    proc = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env=child_env({"HARNESS_SLOW_MS": "30"}),
+    )
+    assert proc.stdout == "[turn 1][save A] pending=read_notes\n"
+    assert proc.stderr == "rc=0\n"  # no "Exception ignored", no BrokenPipeError, no warning
+    assert_finished(workdir)
+
+
+def test_a_pipe_closed_by_the_reader_mid_run(workdir):
+    child = subprocess.Popen(
+        harness("--workdir", str(workdir)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env({"HARNESS_SLOW_MS": "50"}),
+    )
+    assert child.stdout.readline() == b"[turn 1][save A] pending=read_notes\n"
+    child.stdout.close()
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=30) == 0 and err == ""
+    assert_finished(workdir)
+
+
+def test_a_full_disk_behind_stdout_does_not_stop_the_task(workdir):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            harness("--workdir", str(workdir)),
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=child_env(),
+            timeout=30,
+            check=False,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+    assert len(proc.stderr.splitlines()) <= 1  # at most one warning that the output is gone
+    assert_finished(workdir)
+
+
+@pytest.mark.parametrize("where", ["missing-folder", "a-folder"])
+def test_an_events_file_that_cannot_be_written_does_not_stop_the_task(workdir, tmp_path, where):
+    events = tmp_path / "nowhere" / "events.jsonl" if where == "missing-folder" else tmp_path
+    proc = cli(workdir, env={"HARNESS_EVENTS_FILE": str(events)})
+    assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == DONE_OK, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("[警告]"), proc.stderr
+    assert "台帳の書き込みに失敗" not in proc.stderr  # not misreported as a failed ledger write
+    assert_finished(workdir)
+
+
+@pytest.mark.parametrize("signals", [1, 2])
+def test_ctrl_c_ends_with_one_line_and_the_run_resumes(workdir, signals):
+    child = subprocess.Popen(
+        harness("--workdir", str(workdir)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env({"HARNESS_SLOW_MS": "400"}),
+    )
+    try:
+        assert child.stdout.readline() == "[turn 1][save A] pending=read_notes\n"
+        for _ in range(signals):  # a second Ctrl-C while the first is being handled
+            child.send_signal(signal.SIGINT)
+            time.sleep(0.01)
+        _, err = child.communicate(timeout=20)
+    finally:
+        child.kill()
+    assert child.returncode == 130
+    assert err.splitlines() == [INTERRUPTED], err
+    resumed = cli(workdir, "--resume")
+    assert resumed.returncode == 0 and resumed.stdout.splitlines()[-1] == DONE_OK, resumed.stderr
+    assert log_lines(workdir).count("write_report toolu_03") == 1
