@@ -169,6 +169,8 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         _say(texts.NO_API_KEY, sys.stderr)
         return EXIT_ERROR
     try:
+        if options.real:
+            api_deadline_from_env(env)  # a bad setting is refused before the folder is touched
         workdir = Path(options.workdir)
         if os.path.lexists(workdir) and not workdir.is_dir():
             raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=workdir))

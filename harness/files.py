@@ -128,9 +128,8 @@ def dump_json(obj: object) -> bytes:
     return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False).encode("utf-8")
 
 
-MAX_DEPTH = (
-    100  # deeper nesting is refused where it enters: json and Python's recursion would fail on it later
-)
+# Deeper nesting is refused where it enters: json and Python's recursion would fail on it later.
+MAX_DEPTH = 100
 
 
 def is_json_safe(obj: object) -> bool:

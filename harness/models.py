@@ -140,9 +140,8 @@ def _tool_use(id: str, name: str, input: dict) -> dict:
     return {"type": "tool_use", "id": id, "name": name, "input": input}
 
 
-DEFAULT_DEADLINE_S = (
-    120.0  # a model call (retries included) is given up after this long; HARNESS_API_DEADLINE_S
-)
+# A model call (the SDK's retries included) is given up after this long; HARNESS_API_DEADLINE_S changes it.
+DEFAULT_DEADLINE_S = 120.0
 
 
 def wait_notice_every(deadline_s: float) -> float:

@@ -66,12 +66,11 @@ class Run:
             except Exception as err:  # noqa: BLE001 (a closed pipe, a full disk, a broken events file)
                 self.listeners.remove(listener)
                 self.failed_listeners.append(f"{type(err).__name__}: {err}")
-                if not isinstance(
-                    err, BrokenPipeError
-                ):  # a reader that stopped reading (`| head -1`) is no news
-                    _warn(
-                        f"[警告] イベントの出力先に書けなくなったので、以後は書きません（{type(err).__name__}）"
-                    )
+                if isinstance(err, BrokenPipeError):  # a reader that stopped reading (`| head -1`): no news
+                    continue
+                _warn(
+                    f"[警告] イベントの出力先に書けなくなったので、以後は書きません（{type(err).__name__}）"
+                )
         if self.crash is not None:
             self.crash.after(self, event)
 

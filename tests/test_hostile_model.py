@@ -322,7 +322,7 @@ def test_a_bad_deadline_is_refused(workdir, api, value):
     proc = real(workdir, api, HARNESS_API_DEADLINE_S=value)
     assert proc.returncode == 1 and "HARNESS_API_DEADLINE_S=" in proc.stderr, proc.stderr
     assert_quiet(proc)
-    assert api.requests == []
+    assert api.requests == [] and list(workdir.iterdir()) == []
 
 
 def test_ctrl_c_while_waiting_for_the_api_ends_with_one_line(workdir, api):

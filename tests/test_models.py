@@ -124,3 +124,27 @@ def test_anthropic_adapter_sends_tools_and_single_call_tool_choice_offline():
     assert sent[0]["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
     assert sent[0]["tools"] == TOOL_SCHEMAS and sent[0]["model"] == "claude-test"
     assert response["content"] == body["content"] and response["stop_reason"] == "tool_use"
+
+
+def test_the_deadline_is_for_the_whole_call_and_the_caller_hears_it_is_waiting():
+    httpx2 = pytest.importorskip("httpx2")
+    import time
+
+    from harness.models import DEFAULT_DEADLINE_S, wait_notice_every
+
+    def slow(request):
+        time.sleep(3)  # the mock transport has no per-read timeout: only the harness's deadline can end this
+        return httpx2.Response(500)
+
+    heard = []
+    client = AnthropicClient(
+        api_key="sk-test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(slow)),
+        deadline_s=0.4,
+        on_wait=lambda elapsed, deadline: heard.append((elapsed, deadline)),
+    )
+    with pytest.raises(APIError, match="上限の 0.4 秒以内に返りませんでした"):
+        client.messages.create(tools=TOOL_SCHEMAS, messages=[{"role": "user", "content": "t"}])
+    assert heard and all(deadline == 0.4 and 0 < elapsed < 0.4 for elapsed, deadline in heard)
+    assert wait_notice_every(DEFAULT_DEADLINE_S) == 10 and wait_notice_every(2) == 0.5
