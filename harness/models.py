@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import threading
 import time
 
 from . import texts
@@ -216,6 +215,8 @@ class AnthropicClient:
 
     def _call_within_deadline(self, messages: list[dict], tools: list[dict]) -> bytes:
         """The raw body of one call made in a worker thread, waited for at most deadline_s (Ctrl-C still works)."""
+        import threading  # here: only --real needs it, and the scripted command line starts without it
+
         outcome: dict = {}
 
         def call() -> None:
