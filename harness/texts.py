@@ -104,7 +104,6 @@ NOT_UTF8 = (
 )
 CANNOT_OPEN = "{path} を開けません（{detail}）"
 CANNOT_WRITE = "{path} に書けません（{detail}）"
-ALREADY_RECORDED = "{name} の呼び出し {id} は台帳に記録済みです（すでに実行されています）。副作用の重複を避けるため再実行しません"
 
 # The command line.
 BAD_CRASH_AFTER = (
