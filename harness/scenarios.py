@@ -10,6 +10,7 @@ in a folder, shared by the command line, the notebooks, the tests and the Crash 
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -20,7 +21,16 @@ from .models import ScriptedModel
 from .parallel import ParallelScriptedModel, run_agent_v2
 from .run import Event, Run
 from .tools import TOOL_SCHEMAS
-from .vocab import FIXED_TIME_MS, LABEL_AFTER_EVENT, SCENARIOS
+from .vocab import (
+    CHECKPOINT_FILE,
+    EFFECTS_FILE,
+    FIXED_TIME_MS,
+    LABEL_AFTER_EVENT,
+    REPORT_FILE,
+    SCENARIOS,
+    SUMMARY_FILE,
+    TOOL_LOG_FILE,
+)
 
 
 def scenario_of(parallel: bool, idempotent: bool) -> str:
@@ -108,3 +118,38 @@ def crash_moments(scenario: str) -> dict[str, list[str]]:
             for label in ("effects-torn-write", "effects-before-rename"):
                 moments.setdefault(label, []).append(texts.MOMENT_EFFECTS_WRITE.format(**{**d, "turn": turn}))
     return moments
+
+
+def summary(workdir: str | Path) -> str:
+    """One line per file, for either checkpoint version: the pending call(s), the ledger's keys, the tool runs, and
+    which outputs exist. Plain text with relative names, stable in a notebook."""
+    folder = Path(workdir)
+    lines = []
+    try:
+        cp = json.loads((folder / CHECKPOINT_FILE).read_text(encoding="utf-8"))
+        if "pendingToolUses" in cp:
+            pending = "[" + ", ".join(f"{p['name']} ({p['id']})" for p in cp["pendingToolUses"]) + "]"
+            field = "pendingToolUses"
+        else:
+            p = cp["pendingToolUse"]
+            pending, field = (f"{p['name']} ({p['id']})" if p else "null"), "pendingToolUse"
+        lines.append(f"checkpoint.json: version={cp['version']} turns={cp['turns']} {field}={pending}")
+    except FileNotFoundError:
+        lines.append("checkpoint.json: なし")
+    except (ValueError, KeyError, TypeError, OSError):
+        lines.append("checkpoint.json: （読めません）")
+    try:
+        keys = ", ".join(json.loads((folder / EFFECTS_FILE).read_text(encoding="utf-8")))
+        lines.append(f"effects.json: {{{keys}}}")
+    except FileNotFoundError:
+        lines.append("effects.json: なし")
+    except (ValueError, OSError):
+        lines.append("effects.json: （読めません）")
+    try:
+        runs = (folder / TOOL_LOG_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        runs = []
+    lines.append(f"tool-runs.log: {' / '.join(runs) if runs else '（実行なし）'}")
+    outputs = [name for name in (REPORT_FILE, SUMMARY_FILE) if (folder / name).exists()]
+    lines.append(f"出力: {', '.join(outputs) if outputs else 'なし'}")
+    return "\n".join(lines)

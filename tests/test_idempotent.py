@@ -265,3 +265,11 @@ def test_run_tool_uses_keyed_gives_each_call_its_own_key(workdir):
     assert [r["tool_use_id"] for r in results] == ["toolu_03", "toolu_04"]
     assert (workdir / "summary.txt").read_text(encoding="utf-8").startswith("<!-- 冪等キー: toolu_04 -->")
     assert list(read_json(workdir / "effects.json")) == ["toolu_03", "toolu_04"]
+
+
+def test_notebook_12_shows_the_packages_blocks_and_has_the_notebook_parts():
+    from test_parallel import notebook_problems
+
+    from harness import idempotent
+
+    assert notebook_problems("12_idempotent.ipynb", idempotent) == []
