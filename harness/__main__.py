@@ -29,10 +29,12 @@ EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 
-USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real]
+USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real] [--parallel] [--idempotent]
   --resume        checkpoint.json から再開する（reconcile してから続ける）
   --real          本物の Messages API を使う（ANTHROPIC_API_KEY が必要。モデルは ANTHROPIC_MODEL で変えられる）
   --workdir DIR   作業フォルダ（既定: {DEFAULT_WORKDIR}）
+  --parallel      レッスンの先へ: 1ターンに複数のツール（チェックポイント version 2、notebook 11）
+  --idempotent    レッスンの先へ: 冪等キーで問い合わせられる write_report（reconcile の第4の分岐、notebook 12）
 環境変数: CRASH_AFTER=LABEL:N（LABEL は after-save-a, after-tool-run, after-effect-write, after-save-b）
           CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
           HARNESS_SLOW_MS=N（1ステップごとに N ミリ秒止まる。授業で落とす瞬間を見せるため）
@@ -44,6 +46,7 @@ class Options:
 
     def __init__(self, resume: bool = False, workdir: str = DEFAULT_WORKDIR, real: bool = False) -> None:
         self.resume, self.workdir, self.real = resume, workdir, real
+        self.parallel = self.idempotent = False  # beyond the lesson (harness/scenarios.py)
 
 
 def main(options: Options, env=os.environ) -> str:
@@ -55,6 +58,22 @@ def main(options: Options, env=os.environ) -> str:
         return run_agent(run, client, texts.TASK, TOOL_SCHEMAS, resume=options.resume)
 
 
+def main_beyond(options: Options, env=os.environ) -> str:
+    """Beyond the lesson (--parallel, --idempotent): the same run as main(), the scenario of harness/scenarios.py."""
+    from .scenarios import run_scenario, scenario_of
+
+    run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
+              listeners=listeners_from_env(env))  # fmt: skip
+    client = None  # the scenario's scripted model
+    if options.real:
+        from .models import AnthropicClient  # imports anthropic: only on --real
+
+        client = AnthropicClient(parallel=options.parallel)
+    with hold_workdir(run.workdir):
+        scenario = scenario_of(options.parallel, options.idempotent)
+        return run_scenario(run, scenario, resume=options.resume, client=client)
+
+
 def parse_args(argv: list[str]) -> Options:
     """Options from the arguments; argparse is not used because it alone costs ~8 ms of start-up."""
     options, rest = Options(), list(argv)
@@ -64,6 +83,8 @@ def parse_args(argv: list[str]) -> Options:
             options.resume = True
         elif arg == "--real":
             options.real = True
+        elif arg in ("--parallel", "--idempotent"):
+            setattr(options, arg[2:], True)
         elif arg == "--workdir" and rest:
             options.workdir = rest.pop(0)
         elif arg.startswith("--workdir="):
@@ -151,7 +172,7 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         if options.resume and not workdir.is_dir():
             raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
         workdir.mkdir(parents=True, exist_ok=True)
-        main(options, env)
+        (main_beyond if options.parallel or options.idempotent else main)(options, env)
     except SimulatedCrash:
         return EXIT_CRASHED  # the [kill] line was printed by the crash event
     except KeyboardInterrupt:

@@ -148,6 +148,7 @@ class AnthropicClient:
 
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         self.max_tokens = max_tokens
+        self.parallel = bool(client_kwargs.pop("parallel", False))  # beyond the lesson: --parallel
         self._anthropic = anthropic
         self._client = anthropic.Anthropic(**{"timeout": 120.0, "max_retries": 2, **client_kwargs})
         self.messages = self
@@ -160,8 +161,11 @@ class AnthropicClient:
                 max_tokens=self.max_tokens,
                 tools=tools or [],
                 messages=messages,
-                # one tool per turn: the lesson's single-pending-call protocol
-                tool_choice={"type": "auto", "disable_parallel_tool_use": True},
+                # one tool per turn: the lesson's single-pending-call protocol (--parallel: several)
+                tool_choice={
+                    "type": "auto",
+                    **({} if self.parallel else {"disable_parallel_tool_use": True}),
+                },
             )
         except sdk.APITimeoutError:
             raise APIError(0, texts.API_TIMEOUT) from None

@@ -195,3 +195,39 @@ def print_transcript(event) -> None:
     line = format_event(event.kind, event.data)
     if line is not None:
         print(line, file=sys.stderr if event.kind == "ledger_write_failed" else sys.stdout, flush=True)
+
+
+# ---- Beyond the lesson: the pending set (--parallel) and idempotent tools (--idempotent) -------------------------
+# (harness/parallel.py, harness/idempotent.py, harness/scenarios.py; notebooks 11 and 12)
+
+PARALLEL_TASK = "sales-notes.txt を読んで文字数も数え、report.txt にレポートを、summary.txt に1行の要約を書き出してください。"
+PARALLEL_DONE_OK = "report.txt と summary.txt を書き出しました。タスク完了。"
+PARALLEL_DONE_UNKNOWN = "write_report の実行状態が不明です。{files} を確認してください。"
+CHECKPOINT_VERSION_2 = (
+    "{path} の version={version} です。このプログラムは version=1 と version=2 しか受け付けないため、"
+    "読み込みを拒否します。\n" + START_OVER
+)
+NO_TOOL_USES = (
+    "モデルが stop_reason=tool_use で止まったのに、tool_use を1つも返しませんでした。\n"
+    "チェックポイントは直前の地点のまま有効です。原因を確かめてから --resume してください。"
+)
+# reconcile's fourth branch, beside the lesson's three (format_event reads RECONCILE_LINES).
+RECONCILE_LINES["asked-done"] = (
+    "台帳ミスかつ副作用あり、冪等キーで問い合わせ: 実行済み、結果を再利用、再実行しない"
+)
+RECONCILE_LINES["asked-run"] = "台帳ミスかつ副作用あり、冪等キーで問い合わせ: 未実行、いま実行する"
+IDEMPOTENCY_KEY_LINE = "<!-- 冪等キー: {key} -->"
+REPORT_WRITTEN = "{path} に {chars} 文字のレポートを書き出しました"
+NO_IDEMPOTENCY_KEY = (
+    "冪等なツール {name} が冪等キー（tool_use_id）なしで呼ばれたので、実行していません。\n"
+    "冪等キーを渡す run_tool_uses_keyed と一緒に使ってください（python -m harness --idempotent）。"
+)
+LOOKUP_CANNOT_TELL = "{path} は別の呼び出しが書いたもの（または冪等キーのない書き込み）です。呼び出し {key} が起きたかどうかは分かりません"
+LOOKUP_FAILED = "{path} を読めないので、呼び出し {key} が起きたかどうかは分かりません（{detail}）"
+# What each crash point is, for the Crash Lab's list of moments (scenarios.crash_moments).
+MOMENT_SAVE_A = "ターン{turn} 地点A保存直後 pending={pending}"
+MOMENT_TOOL_RAN = "ターン{turn} {name} {id} 実行直後（台帳未記録）"
+MOMENT_EFFECT_WRITTEN = "ターン{turn} {name} {id} 台帳記録直後（地点B未保存）"
+MOMENT_SAVE_B = "ターン{turn} 地点B保存直後"
+MOMENT_CHECKPOINT_WRITE = "ターン{turn} 地点{point}の checkpoint.json 書き込み中"
+MOMENT_EFFECTS_WRITE = "ターン{turn} {name} {id} の effects.json 書き込み中"
