@@ -110,6 +110,10 @@ BAD_CRASH_AFTER = (
     "CRASH_AFTER={value} は読めません。LABEL:N の形で、LABEL は {labels} のいずれか、N は 1 以上の整数です。\n"
     "例: CRASH_AFTER=after-effect-write:3 python -m harness"
 )
+BAD_CRASH_PLAN = (
+    "CrashPlan({label!r}, {n!r}) では止める瞬間を作れません。\n"
+    'ラベルは {labels} のいずれか、回数は 1 以上の整数です（"2" ではなく 2）。'
+)
 BAD_CRASH_MODE = "CRASH_MODE={value} は読めません。simulated（既定）か sigkill を指定してください。"
 MULTIPLE_TOOL_USES = (
     "モデルが1ターンに {count} 個の tool_use を返しました。このハーネスは宙ぶらりんな呼び出しを1つしか扱えません。\n"
