@@ -96,8 +96,18 @@ def serve(cmd: list[str], cwd: Path, env: dict, ready_url: str):
     return proc
 
 
+def facts_sit_by_the_buttons(page) -> None:
+    """The facts that decide a resume are just below the buttons, above the file views: seen without scrolling."""
+    buttons = page.locator("button.lab-run").bounding_box()
+    facts = page.locator(".lab-facts").bounding_box()
+    views = page.locator(".lab-view-checkpoint").bounding_box()
+    assert buttons and facts and views
+    assert 0 <= facts["y"] - (buttons["y"] + buttons["height"]) < 120, (buttons, facts)
+    assert facts["y"] + facts["height"] <= views["y"], (facts, views)
+
+
 def drive_crash_lab(page, screenshot: Path) -> None:
-    """Choose ② on write_report, run, check the views, resume, check the branch."""
+    """Choose ② on write_report, run, check the views and the facts, resume, check the branch; compare ① and ②."""
     expect = sync_api.expect
     page.wait_for_selector(".lab-view-effects", timeout=90_000)
     page.get_by_label("② ツール完了・台帳未記録").check()
@@ -109,12 +119,34 @@ def drive_crash_lab(page, screenshot: Path) -> None:
     expect(page.locator(".lab-view-effects")).not_to_contain_text("toolu_03")
     expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
     expect(page.locator(".lab-report")).to_contain_text("あり")
+    expect(page.locator(".lab-facts")).to_contain_text("pendingToolUse: write_report (toolu_03)")
+    expect(page.locator(".lab-facts")).to_contain_text("台帳に pending の id: toolu_03 なし")
+    facts_sit_by_the_buttons(page)
     page.locator("button.lab-resume").click()
     expect(page.locator(".lab-branch")).to_contain_text(
         "台帳ミスかつ副作用あり、判断不能、is_error を追加", timeout=30_000
     )
     expect(page.locator(".lab-transcript")).to_contain_text("write_report の実行状態が不明です")
+    expect(page.locator(".lab-facts [data-fact='pendingToolUse'] mark.lab-fact-changed")).to_have_text(
+        "null（← write_report (toolu_03)）"
+    )
+    facts_sit_by_the_buttons(page)
+    page.locator("button.lab-run").scroll_into_view_if_needed()
     page.screenshot(path=str(screenshot), full_page=True)
+
+    # compare mode: ① and ② on write_report, side by side
+    page.locator("button.lab-compare").click()
+    expect(page.locator(".lab-status")).to_contain_text(
+        "同一: checkpoint.json, effects.json ／ 異なる: tool-runs.log, report.txt", timeout=30_000
+    )
+    view = page.locator(".lab-compare-view")
+    for name in ("checkpoint.json", "effects.json"):
+        expect(view.locator(f"tr[data-file='{name}'] .lab-same")).to_be_visible()
+    for name in ("tool-runs.log", "report.txt"):
+        expect(view.locator(f"tr[data-file='{name}'] .lab-differ")).to_be_visible()
+    expect(view.locator("tr.lab-compare-resume")).to_contain_text("台帳ミスかつ副作用あり")
+    view.scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot.with_name(screenshot.stem + "_compare.png")), full_page=True)
 
     # the same moment with a real process killed by SIGKILL, watched while it runs
     page.get_by_label("本物のプロセス（SIGKILL）").check()

@@ -207,3 +207,29 @@ def check_prediction(
         return True
     print(f"✗ {what}: 予想は {prediction!r}、実際は {actual!r}{where}。なぜ違ったのかを考えてみてください。")
     return False
+
+
+# Two work folders side by side (notebook 07 and the Crash Lab's compare mode put moments ① and ② next to each other).
+COMPARED = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE, REPORT_FILE)
+
+
+def file_bytes(path: Path) -> bytes | None:
+    """A file's bytes as they are on disk, or None when there is no such file."""
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
+
+
+def compare_folders(a: Path, b: Path, names: tuple[str, ...] = COMPARED) -> list[dict]:
+    """For each file name: its bytes in folder a and in folder b (None when missing), and whether they are the same."""
+    rows = []
+    for name in names:
+        left, right = file_bytes(Path(a) / name), file_bytes(Path(b) / name)
+        rows.append({"name": name, "a": left, "b": right, "same": left == right})
+    return rows
+
+
+def size_text(data: bytes | None) -> str:
+    """'1234 バイト', or 'なし' for a missing file."""
+    return "なし" if data is None else f"{len(data)} バイト"

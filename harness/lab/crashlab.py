@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import html
+import json
 import shutil
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ from ..models import ScriptedModel
 from ..run import Event, Run
 from ..tools import TOOL_SCHEMAS
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, FIXED_TIME_MS, REPORT_FILE, TOOL_LOG_FILE
-from . import pretty, read_text
+from . import compare_folders, pretty, read_text, size_text
 from .process import WatchedProcess
 
 MOMENTS = [
@@ -50,6 +51,7 @@ BUTTONS = [
     ("1歩進む", "", "step-forward", "lab-step", "step"),
     ("リセット", "", "trash", "lab-reset", "reset"),
     ("今すぐキル", "danger", "skull", "lab-kill", "kill_now"),
+    ("①と②を比べる", "info", "columns", "lab-compare", "compare"),
 ]
 NO_RECONCILE = "reconcile なし（宙ぶらりんな呼び出しがないので、補完せずにそのまま続く）"
 
@@ -75,6 +77,118 @@ def highlight(before: str | None, after: str | None) -> str:
         for i, line in enumerate(new)
     ]
     return f"<pre class='lab-file' style='{PRE_STYLE}'>" + "\n".join(rows) + "</pre>"
+
+
+FACT_NAMES = ("turns", "pendingToolUse", "ledger", "report", "write_report")
+WRITE_REPORT = "write_report"
+
+
+def recovery_facts(workdir: Path) -> dict[str, str]:
+    """What decides a resume, read from the disk: turns, pendingToolUse, whether the ledger holds the pending id;
+    and the outside world: report.txt, how many times write_report really ran."""
+    facts = {"turns": "—", "pendingToolUse": "— checkpoint.json なし", "ledger": "—"}
+    pending_id = None
+    text = read_text(workdir / CHECKPOINT_FILE)
+    if text is not None:
+        try:
+            cp = json.loads(text)
+            pending = cp["pendingToolUse"]
+            facts["turns"] = str(cp["turns"])
+            facts["pendingToolUse"] = f"{pending['name']} ({pending['id']})" if pending else "null"
+            pending_id = pending["id"] if pending else None
+        except (ValueError, KeyError, TypeError):
+            facts["pendingToolUse"] = "checkpoint.json を読めません"
+    if pending_id is not None:
+        try:
+            ledger = json.loads(read_text(workdir / EFFECTS_FILE) or "{}")
+            facts["ledger"] = f"{pending_id} あり" if pending_id in ledger else f"{pending_id} なし"
+        except (ValueError, TypeError):
+            facts["ledger"] = "effects.json を読めません"
+    elif text is not None:
+        facts["ledger"] = "— 宙ぶらりんな呼び出しなし"
+    facts["report"] = "あり" if (workdir / REPORT_FILE).exists() else "なし"
+    log = read_text(workdir / TOOL_LOG_FILE) or ""
+    runs = sum(1 for line in log.splitlines() if line.split(" ")[0] == WRITE_REPORT)
+    facts["write_report"] = f"{runs}回"
+    return facts
+
+
+FACT_LABELS = {
+    "turns": "turns",
+    "pendingToolUse": "pendingToolUse",
+    "ledger": "台帳に pending の id",
+    "report": "report.txt",
+    "write_report": "write_report の実行",
+}
+FACTS_STYLE = "font-size:13px;line-height:1.6;padding:4px 6px;border:1px solid #ccc;background:#f6f8fa"
+MARK_STYLE = "background:#ffe58a;padding:0 2px"
+
+
+def facts_html(now: dict[str, str], before: dict[str, str] | None) -> str:
+    """The facts on one panel; each one that changed since `before` is marked and shows what it was."""
+
+    def fact(name: str) -> str:
+        value = f"<b>{html.escape(now[name])}</b>"
+        if before is not None and before.get(name) != now[name]:
+            was = html.escape(before.get(name, "—"))
+            value = f"<mark class='lab-fact-changed' style='{MARK_STYLE}'>{value}（← {was}）</mark>"
+        return f"<span class='lab-fact' data-fact='{name}'>{FACT_LABELS[name]}: {value}</span>"
+
+    deciding = " ・ ".join(fact(n) for n in ("turns", "pendingToolUse", "ledger"))
+    outside = " ・ ".join(fact(n) for n in ("report", "write_report"))
+    return (
+        f"<div style='{FACTS_STYLE}'><b>再開を決める事実</b>: {deciding}<br><b>外の世界</b>: {outside}</div>"
+    )
+
+
+def _pre(data: bytes | None) -> str:
+    if data is None:
+        return f"<pre style='{PRE_STYLE};max-height:220px;color:#888'>（ファイルなし）</pre>"
+    text = pretty(data.decode("utf-8", errors="replace"))
+    return f"<pre style='{PRE_STYLE};max-height:220px'>{html.escape(text)}</pre>"
+
+
+def compare_html(
+    turn: int, tool: str, rows: list[dict], facts: dict[str, dict[str, str]], resumed: dict[str, str]
+) -> str:
+    """Two disks side by side: the facts that decide a resume, each file marked 同一 or 異なる, and the line each
+    resume printed."""
+    same = "color:#1a7f37;font-weight:bold"
+    differ = "color:#cf222e;font-weight:bold"
+    cells = [
+        f"<tr><th></th><th>① after-save-a:{turn}</th><th>② after-tool-run:{turn}</th></tr>",
+        "<tr class='lab-compare-facts'><td><b>再開を決める事実</b></td>"
+        + "".join(
+            "<td>"
+            + " ・ ".join(f"{FACT_LABELS[n]}: <b>{html.escape(facts[m][n])}</b>" for n in FACT_NAMES)
+            + "</td>"
+            for m in ("①", "②")
+        )
+        + "</tr>",
+    ]
+    for row in rows:
+        if row["same"]:
+            verdict = f"<span class='lab-same' style='{same}'>同一</span>（{size_text(row['a'])}、バイト単位で一致）"
+        else:
+            verdict = (
+                f"<span class='lab-differ' style='{differ}'>異なる</span>"
+                f"（{size_text(row['a'])} / {size_text(row['b'])}）"
+            )
+        cells.append(
+            f"<tr class='lab-compare-row' data-file='{row['name']}'>"
+            f"<td style='vertical-align:top;width:18%'><b>{row['name']}</b><br>{verdict}</td>"
+            f"<td style='vertical-align:top;width:41%'>{_pre(row['a'])}</td>"
+            f"<td style='vertical-align:top;width:41%'>{_pre(row['b'])}</td></tr>"
+        )
+    cells.append(
+        "<tr class='lab-compare-resume'><td><b>再開すると</b></td>"
+        + "".join(f"<td>{html.escape(resumed[m])}</td>" for m in ("①", "②"))
+        + "</tr>"
+    )
+    return (
+        f"<div><b>①と②を比べる（{turn}ターン目: {tool}）</b> 落ちた直後のディスクを並べています"
+        f"<table style='width:100%;border-collapse:collapse;font-size:12px'>{''.join(cells)}</table></div>"
+    )
 
 
 class CrashLab:
@@ -103,12 +217,21 @@ class CrashLab:
             description="スロー(ms)",
             tooltip="本物のプロセスが1ステップごとに止まる時間（講師用）",
         )
-        self.run_button, self.resume_button, self.step_button, self.reset_button, self.kill_button = (
-            self._button(*spec) for spec in BUTTONS
-        )
+        (
+            self.run_button,
+            self.resume_button,
+            self.step_button,
+            self.reset_button,
+            self.kill_button,
+            self.compare_button,
+        ) = (self._button(*spec) for spec in BUTTONS)
         self.kill_button.disabled = True
         self.status = w.HTML()
+        self.facts = w.HTML()  # what decides a resume, on top of the file views (no scrolling needed)
+        self.facts_base: dict[str, str] | None = None  # the facts when the latest action began
         self.branch = w.HTML()
+        self.compare_view = w.HTML()
+        self.compared: dict | None = None  # the latest comparison of ① and ② (for a test or a person)
         self.views = {name: w.HTML() for name in FILES}
         self.report = w.HTML()
         self.transcript = w.Output(layout=w.Layout(border="1px solid #ccc", padding="4px"))
@@ -116,7 +239,9 @@ class CrashLab:
         # stable CSS hooks, for a person's stylesheet and for the browser test
         for widget, css in (
             (self.status, "lab-status"),
+            (self.facts, "lab-facts"),
             (self.branch, "lab-branch"),
+            (self.compare_view, "lab-compare-view"),
             (self.report, "lab-report"),
             (self.transcript, "lab-transcript"),
             (self.timeline, "lab-timeline"),
@@ -137,7 +262,14 @@ class CrashLab:
     def _layout(self) -> w.Widget:
         controls = w.HBox([self.moment, self.turn, w.VBox([self.how, self.slow])])
         buttons = w.HBox(
-            [self.run_button, self.resume_button, self.step_button, self.reset_button, self.kill_button]
+            [
+                self.run_button,
+                self.resume_button,
+                self.step_button,
+                self.reset_button,
+                self.kill_button,
+                self.compare_button,
+            ]
         )
         files = w.HBox(
             [
@@ -150,7 +282,9 @@ class CrashLab:
             controls,
             buttons,
             self.status,
+            self.facts,
             self.branch,
+            self.compare_view,
             files,
             self.report,
             w.HTML("<b>ログ</b>"),
@@ -189,6 +323,11 @@ class CrashLab:
                 self.shown[name] = now
         exists = (self.workdir / REPORT_FILE).exists()
         self.report.value = f"<b>report.txt:</b> {'あり' if exists else 'なし'}"
+        self.facts.value = facts_html(recovery_facts(self.workdir), self.facts_base)
+
+    def _begin(self) -> None:
+        """An action starts: the facts as they are now are what its changes are marked against."""
+        self.facts_base = recovery_facts(self.workdir)
 
     def _clear_views(self) -> None:
         self.shown = {name: None for name in FILES}
@@ -196,6 +335,7 @@ class CrashLab:
             view.value = ""
         self.transcript.outputs = ()
         self.branch.value = ""
+        self.compare_view.value = ""
 
     def _set_status(self, text: str) -> None:
         self.status.value = f"<b>状態:</b> {html.escape(text)}"
@@ -220,6 +360,7 @@ class CrashLab:
         self.step_phase = None
         self._clear_views()
         self.timeline.value = b""
+        self._begin()
         self.refresh()
         self._set_status("まだ何も実行していません")
 
@@ -237,6 +378,8 @@ class CrashLab:
             self._set_status("プロセスがまだ動いています。終わるか、今すぐキルしてから再開してください")
             return
         self.branch.value = ""
+        self.compare_view.value = ""
+        self._begin()
         self.transcript.append_stdout("--- 再開（--resume）\n")
         if self.how.value == "sigkill":
             self._start_process(["--resume"], crash=False)
@@ -298,12 +441,14 @@ class CrashLab:
             self.step_phase, self.steps_taken, self.crash_snapshot = "run", 1, None
         else:
             self.steps_taken += 1
+        previous = recovery_facts(self.workdir) if self.phase == "stepping" else None
         self.kill_now(quiet=True)
         shutil.rmtree(self.workdir, ignore_errors=True)
         self.workdir.mkdir(parents=True)
         resuming = self.step_phase == "resume"
         for name, data in (self.crash_snapshot or {}).items() if resuming else ():
             (self.workdir / name).write_bytes(data)
+        self.facts_base = previous if previous is not None else recovery_facts(self.workdir)
         self.events = []
         self._clear_views()
         if resuming:
@@ -312,6 +457,53 @@ class CrashLab:
         self._in_kernel(resume=resuming, limit=self.steps_taken)
         if resuming and self.phase == "stepping":
             self.crash_snapshot = snapshot
+
+    def compare(self) -> None:
+        """Crash at ① and at ② on the chosen turn, in two scratch folders beside the lab's; show both disks side by
+        side (identical or not, byte for byte), then resume each and show the branch it took."""
+        if self.process is not None:
+            self._set_status("プロセスがまだ動いています。終わるか、今すぐキルしてから比べてください")
+            return
+        turn = self.turn.value
+        tool = {n: name.split("（")[0] for name, n in TURNS}[turn]
+        folders = {m: self.workdir.parent / f"{self.workdir.name}-compare-{i}" for i, m in enumerate("①②", 1)}
+        for moment, folder in folders.items():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            label = "after-save-a" if moment == "①" else "after-tool-run"
+            try:
+                run_agent(Run(folder, clock=lambda: FIXED_TIME_MS, crash=CrashPlan(label, turn)), ScriptedModel(),
+                          tools=TOOL_SCHEMAS)  # fmt: skip
+            except SimulatedCrash:
+                pass
+        rows = compare_folders(folders["①"], folders["②"])
+        facts = {moment: recovery_facts(folder) for moment, folder in folders.items()}
+        resumed = {}
+        for moment, folder in folders.items():
+            lines = []
+            run = Run(folder, clock=lambda: FIXED_TIME_MS, listeners=[self._collect(lines)])
+            run_agent(run, ScriptedModel(), tools=TOOL_SCHEMAS, resume=True)
+            reconcile = [line for line in lines if "[reconcile]" in line]
+            resumed[moment] = reconcile[0] if reconcile else NO_RECONCILE
+        self.compared = {"turn": turn, "rows": rows, "facts": facts, "resumed": resumed, "folders": folders}
+        self.compare_view.value = compare_html(turn, tool, rows, facts, resumed)
+        same = [r["name"] for r in rows if r["same"]]
+        differ = [r["name"] for r in rows if not r["same"]]
+        summary = (
+            f"①と②を比べました（{turn}ターン目: {tool}）。同一: {', '.join(same) or 'なし'}"
+            f" ／ 異なる: {', '.join(differ) or 'なし'}"
+        )
+        self._set_status(summary)
+        self.transcript.append_stdout(f"--- {summary}\n")
+
+    @staticmethod
+    def _collect(lines: list[str]):
+        def listener(event: Event) -> None:
+            line = texts.format_event(event.kind, event.data)
+            if line is not None:
+                lines.append(line)
+
+        return listener
 
     # ---- a real process -------------------------------------------------------------------------------------------
     def _start_process(self, args: list[str], crash: bool) -> None:

@@ -6,18 +6,37 @@ import matplotlib.pyplot as plt
 import matplotlib_fontja  # noqa: F401  (sets the IPAexGothic font it ships, so no missing-glyph warnings)
 
 
-def plot_checkpoint_bytes(series: dict[str, list[tuple[str, int]]]) -> None:
-    """Bytes of checkpoint.json after each save (1A, 1B, 2A, ...), one line per run."""
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    for name, sizes in series.items():
-        labels = [label for label, _ in sizes]
-        ax.plot(labels, [size for _, size in sizes], marker="o", label=name)
-    ax.set_title("保存のたびの checkpoint.json の大きさ")
-    ax.set_xlabel("保存（ターン番号と地点）")
-    ax.set_ylabel("バイト")
-    ax.set_yscale("log")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
+def plot_cost(
+    per_save: list[tuple[str, int]],
+    turns: list[int],
+    written: dict[str, list[int]],
+    seconds: dict[str, list[float]],
+) -> None:
+    """The price of the mechanism, on linear axes: checkpoint.json's size at each save of one long task; the bytes
+    written by whole tasks of 1..N turns; the time those tasks spent saving."""
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(13, 3.8))
+    labels = [label for label, _ in per_save]
+    ax1.plot(range(len(per_save)), [size / 1000 for _, size in per_save], marker="o", color="tab:blue")
+    step = max(1, len(labels) // 10)
+    ax1.set_xticks(range(0, len(labels), step), labels[::step])
+    ax1.set_title(f"{turns[-1]}ターンのタスク: 保存のたびの大きさ")
+    ax1.set_xlabel("保存（ターン番号と地点）")
+    ax1.set_ylabel("checkpoint.json（kB）")
+    for name, values in written.items():
+        ax2.plot(turns, [v / 1000 for v in values], marker="o", label=name)
+    ax2.set_title("タスク全体で書いたバイト数")
+    ax2.set_ylabel("kB")
+    for name, values in seconds.items():
+        ax3.plot(turns, [v * 1000 for v in values], marker="o", label=name)
+    ax3.set_title("タスク全体で保存にかかった時間")
+    ax3.set_ylabel("ミリ秒（この機械での一例）")
+    for ax in (ax2, ax3):
+        ax.set_xlabel("タスクのターン数")
+        ax.set_xticks(turns)
+        ax.legend(fontsize=8)
+    for ax in (ax1, ax2, ax3):
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
     fig.tight_layout()
     plt.show()
 
