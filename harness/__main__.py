@@ -172,7 +172,10 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         if options.resume and not workdir.is_dir():
             raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
         workdir.mkdir(parents=True, exist_ok=True)
-        (main_beyond if options.parallel or options.idempotent else main)(options, env)
+        if options.parallel or options.idempotent:  # beyond the lesson (notebooks 11, 12)
+            main_beyond(options, env)
+        else:
+            main(options, env)
     except SimulatedCrash:
         return EXIT_CRASHED  # the [kill] line was printed by the crash event
     except KeyboardInterrupt:
