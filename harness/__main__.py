@@ -29,10 +29,12 @@ EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 
-USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real]
+USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real] [--engine dbos [--database-url URL]]
   --resume        checkpoint.json から再開する（reconcile してから続ける）
   --real          本物の Messages API を使う（ANTHROPIC_API_KEY が必要。モデルは ANTHROPIC_MODEL で変えられる）
   --workdir DIR   作業フォルダ（既定: {DEFAULT_WORKDIR}）
+  --engine dbos   同じタスクを DBOS のワークフローとして走らせる（--resume は DBOS が回復する）
+  --database-url URL  DBOS のシステムデータベース（既定: 作業フォルダの dbos.sqlite。環境変数 HARNESS_DATABASE_URL も可）
 環境変数: CRASH_AFTER=LABEL:N（LABEL は after-save-a, after-tool-run, after-effect-write, after-save-b）
           CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
           HARNESS_SLOW_MS=N（1ステップごとに N ミリ秒止まる。授業で落とす瞬間を見せるため）
@@ -44,6 +46,8 @@ class Options:
 
     def __init__(self, resume: bool = False, workdir: str = DEFAULT_WORKDIR, real: bool = False) -> None:
         self.resume, self.workdir, self.real = resume, workdir, real
+        self.engine: str | None = None  # --engine dbos
+        self.database_url: str | None = None  # --database-url (with --engine dbos)
 
 
 def main(options: Options, env=os.environ) -> str:
@@ -51,6 +55,10 @@ def main(options: Options, env=os.environ) -> str:
     run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
               listeners=listeners_from_env(env))  # fmt: skip
     client = make_client(options.real)  # スクリプト化されたモデル（既定）か、本物の Messages API
+    if options.engine == "dbos":
+        from .engine_dbos import main as dbos_main  # imports dbos and SQLAlchemy: only with --engine dbos
+
+        return dbos_main(options, run, client, env)
     with hold_workdir(run.workdir):  # 1つの作業フォルダに書くのは1プロセスだけ
         return run_agent(run, client, texts.TASK, TOOL_SCHEMAS, resume=options.resume)
 
@@ -68,6 +76,8 @@ def parse_args(argv: list[str]) -> Options:
             options.workdir = rest.pop(0)
         elif arg.startswith("--workdir="):
             options.workdir = arg.split("=", 1)[1]
+        elif arg in ("--engine", "--database-url") and rest:
+            setattr(options, arg[2:].replace("-", "_"), rest.pop(0))
         elif arg in ("-h", "--help"):
             _say(USAGE)
             raise SystemExit(0)
@@ -76,6 +86,12 @@ def parse_args(argv: list[str]) -> Options:
             raise SystemExit(EXIT_USAGE)
     if not options.workdir.strip():
         _say(texts.EMPTY_WORKDIR, sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+    if options.engine not in (None, "dbos"):
+        _say(texts.DBOS_BAD_ENGINE.format(value=texts.untrusted(options.engine)), sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+    if options.database_url and options.engine is None:
+        _say(texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url"), sys.stderr)
         raise SystemExit(EXIT_USAGE)
     return options
 
