@@ -11,10 +11,10 @@ The crash labels keep their meaning as closely as the engine allows:
 
 | label                | lesson harness                  | here                                                        |
 |----------------------|---------------------------------|-------------------------------------------------------------|
-| after-save-a (1)     | point A saved, tool not started | the model step that named the tool is recorded              |
-| after-tool-run (2)   | tool returned, ledger not written | inside the tool step, after the effect, before its record |
+| after-save-a ①       | point A saved, tool not started | the model step that named the tool is recorded              |
+| after-tool-run ②     | tool returned, ledger not written | inside the tool step, after the effect, before its record |
 | after-effect-write   | ledger written, point B not yet | the tool step is recorded (one write: ledger and point B)   |
-| after-save-b (3)     | point B saved                   | the tool step is recorded (the same moment)                 |
+| after-save-b ③       | point B saved                   | the tool step is recorded (the same moment)                 |
 
 A crash here always ends the process at once, without any clean-up DBOS could notice: the lesson's simulated crash
 exits with 137 on the spot (os._exit), CRASH_MODE=sigkill sends itself SIGKILL. The writer-internal labels do not
@@ -70,9 +70,8 @@ class _Process:
         self.run: Run | None = None
         self.client = None
         self.runs: dict[str, Run] = {}
-        self.ran: set[tuple[str, int]] = (
-            set()
-        )  # (workflow id, step id) of every step executed in this process
+        # (workflow id, step id) of every step executed in this process; the others were replayed from their record
+        self.ran: set[tuple[str, int]] = set()
 
     def run_for(self, workdir: str) -> Run:
         """The run for the work folder a workflow was started with (a recovering worker may have another one)."""
@@ -104,13 +103,16 @@ def _run_tool(workdir: str, block: dict, idempotent: bool) -> dict:
     """One tool call as a tool_result (a step: the tool runs, then DBOS records the result)."""
     _executing()
     run = HERE.run_for(workdir)
-    if idempotent and block.get("name") == "write_report":
+    plain = run.tool_impls.get("write_report")
+    if idempotent:
         run.tool_impls["write_report"] = write_report_once(run, f"{DBOS.workflow_id}/{DBOS.step_id}")
     try:
         output = execute_tool(run, block)  # writes tool-runs.log, runs the tool, emits tool_ran (label ②)
     except ToolError as err:
         return {"type": "tool_result", "tool_use_id": block["id"], "is_error": True,
                 "content": texts.TOOL_ERROR_RESULT.format(error=err)}  # fmt: skip
+    finally:
+        run.tool_impls["write_report"] = plain
     return {"type": "tool_result", "tool_use_id": block["id"], "content": output}
 
 
@@ -168,6 +170,8 @@ def write_report_once(run: Run, key: str):
     def impl(workdir: Path, input: dict) -> str:
         path = inside(workdir, input.get("path"))
         content = input.get("content")
+        if not isinstance(content, str):
+            raise ToolError(texts.BAD_TOOL_INPUT.format(name="write_report", detail="content は文字列です"))
         mark = f"\n<!-- idempotency-key: {key} -->\n"
         try:
             already = read_bytes(path).decode("utf-8").endswith(mark)
@@ -272,8 +276,9 @@ def dbos_config(url: str, executor: str, debug: bool = False) -> DBOSConfig:
         "system_database_url": url,
         "application_version": APP_VERSION,
         "executor_id": executor,
-        # DBOS logs about 80 lines at INFO on a first launch (its migrations); the transcript is ours
-        "log_level": "INFO" if debug else "ERROR",
+        # DBOS logs about 80 lines at INFO on a first launch (its migrations), and a traceback at ERROR when a
+        # workflow fails; the transcript and the Japanese error are ours (HARNESS_DEBUG=1 shows DBOS's log)
+        "log_level": "INFO" if debug else "CRITICAL",
         # step outputs stored as readable JSON (the default is pickled Python)
         "serializer": DBOSPortableJSONSerializer(),
         # the notification thread sleeps this long between polls, and destroy() waits for it: 1.0 s by default
@@ -288,7 +293,7 @@ def prepare(url: str, task_id: str, debug: bool = False):
     The queue is registered before launch (DBOS.migrate creates the schema, a DBOSClient writes the queue's row), so
     the launch already polls it: a recovered task is picked up within POLL_S, not after DBOS's internal queue's 1 s.
     """
-    logging.getLogger("dbos").setLevel(logging.INFO if debug else logging.ERROR)
+    logging.getLogger("dbos").setLevel(logging.INFO if debug else logging.CRITICAL)
     DBOS.migrate(url)
     client = DBOSClient(
         system_database_url=url, application_name=APP_NAME, serializer=DBOSPortableJSONSerializer()
@@ -302,9 +307,19 @@ def prepare(url: str, task_id: str, debug: bool = False):
     return (found[0] if found else None), steps
 
 
+def _log_to_current_stderr() -> None:
+    """DBOS makes its console log handler once per process, on the sys.stderr of that moment; a kernel or a test may
+    have replaced (and closed) that stream since. Point the handler at today's (not setStream: it flushes the old)."""
+    for handler in logging.getLogger("dbos").handlers:
+        if type(handler) is logging.StreamHandler:
+            with handler.lock:
+                handler.stream = sys.stderr
+
+
 @contextmanager
 def launched(url: str, executor: str, debug: bool = False):
     """DBOS launched on this system database for the duration of the block (its own recovery runs at launch)."""
+    _log_to_current_stderr()
     DBOS(config=dbos_config(url, executor, debug))
     try:
         DBOS.launch()
@@ -382,7 +397,7 @@ def main(options, run: Run, client, env=os.environ) -> str:
                 except Exception as err:  # noqa: BLE001 (the workflow itself failed: DBOS recorded the error)
                     raise HarnessError(
                         texts.DBOS_WORKFLOW_FAILED.format(
-                            task_id=task_id, status="ERROR", error=texts.untrusted(err)
+                            task_id=task_id, status="ERROR", error=texts.untrusted(str(err).split("\n")[0])
                         )
                     ) from None
         except KeyboardInterrupt:

@@ -305,6 +305,39 @@ def test_a_folder_the_harness_did_not_make_keeps_its_dbos_sqlite(tmp_path):
     assert (work / "dbos.sqlite").read_bytes() == b"someone else's"
 
 
+class TwoToolsAtOnce:
+    """A model that names two tools in one response (the lesson's harness handles one pending call per turn)."""
+
+    def __init__(self) -> None:
+        self.messages = self
+
+    def create(self, **_: object) -> dict:
+        uses = [{"type": "tool_use", "id": f"toolu_{i}", "name": "read_notes", "input": {"path": "sales-notes.txt"}}
+                for i in (1, 2)]  # fmt: skip
+        return {"content": uses, "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}
+
+
+def test_a_workflow_that_fails_ends_with_one_japanese_line_and_stays_failed(tmp_path, capfd):
+    from harness import HarnessError
+    from harness.__main__ import Options
+    from harness.engine_dbos import main
+
+    options = Options(workdir=str(tmp_path / "w"))
+    options.engine = "dbos"
+    (tmp_path / "w").mkdir()
+    with pytest.raises(HarnessError) as err:
+        main(options, Run(tmp_path / "w"), TwoToolsAtOnce(), env={})
+    assert str(err.value) == (
+        "ワークフロー sales-report はエラーで終わりました（状態 ERROR）: "
+        "モデルが1ターンに 2 個の tool_use を返しました。このハーネスは宙ぶらりんな呼び出しを1つしか扱えません。"
+    )
+    assert "Traceback" not in capfd.readouterr().err  # DBOS's own log of the failure stays quiet
+    assert rows(tmp_path / "w" / "dbos.sqlite", "SELECT status FROM workflow_status") == [("ERROR",)]
+    resume = harness(tmp_path / "w", "--resume")
+    assert resume.returncode == 1
+    assert resume.stderr.startswith("エラー: ワークフロー sales-report はエラーで終わりました（状態 ERROR）")
+
+
 def test_the_notebook_views_read_the_engine_tables_as_json(tmp_path):
     from harness.lab import dbos_view
 
