@@ -4,7 +4,7 @@ Usage: python bench/dbos_engine.py [RUNS]   (default 7)
 
 1. DBOS.launch() and DBOS.destroy() on a fresh SQLite file, in a fresh process each time: with DBOS's defaults (its
    log at INFO, its notification thread polling every 1.0 s) and with the settings harness.engine_dbos uses (log at
-   ERROR, polling every 0.01 s); the log lines DBOS prints on the way.
+   CRITICAL, polling every 0.01 s); the log lines DBOS prints on the way.
 2. Whole processes: `python -m harness` (the lesson's files), `python -m harness --engine dbos` (a clean run), and
    `--engine dbos --resume` after a kill at moment ② on turn 3.
 3. One turn of the task in one process: harness.lab.dbos_view.measure_cost (files vs DBOS on SQLite).
@@ -31,7 +31,7 @@ from dbos import DBOS
 t1 = time.perf_counter()
 config = {"name": "bench", "system_database_url": "sqlite:///" + sys.argv[1]}
 if sys.argv[2] == "harness":
-    config.update(log_level="ERROR", notification_listener_polling_interval_sec=0.01)
+    config.update(log_level="CRITICAL", notification_listener_polling_interval_sec=0.01)
 DBOS(config=config)
 t2 = time.perf_counter()
 DBOS.launch()
