@@ -30,11 +30,14 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 
 USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real] [--parallel] [--idempotent]
+                          [--engine dbos [--database-url URL]]
   --resume        checkpoint.json から再開する（reconcile してから続ける）
   --real          本物の Messages API を使う（ANTHROPIC_API_KEY が必要。モデルは ANTHROPIC_MODEL で変えられる）
   --workdir DIR   作業フォルダ（既定: {DEFAULT_WORKDIR}）
   --parallel      レッスンの先へ: 1ターンに複数のツール（チェックポイント version 2、notebook 11）
   --idempotent    レッスンの先へ: 冪等キーで問い合わせられる write_report（reconcile の第4の分岐、notebook 12）
+  --engine dbos   レッスンの先へ: 同じタスクを DBOS のワークフローとして走らせる（--resume は DBOS が回復する、notebook 13）
+  --database-url URL  DBOS のシステムデータベース（既定: 作業フォルダの dbos.sqlite。環境変数 HARNESS_DATABASE_URL も可）
 環境変数: CRASH_AFTER=LABEL:N（LABEL は after-save-a, after-tool-run, after-effect-write, after-save-b）
           CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
           HARNESS_SLOW_MS=N（1ステップごとに N ミリ秒止まる。授業で落とす瞬間を見せるため）
@@ -47,6 +50,8 @@ class Options:
     def __init__(self, resume: bool = False, workdir: str = DEFAULT_WORKDIR, real: bool = False) -> None:
         self.resume, self.workdir, self.real = resume, workdir, real
         self.parallel = self.idempotent = False  # beyond the lesson (harness/scenarios.py)
+        self.engine: str | None = None  # --engine dbos
+        self.database_url: str | None = None  # --database-url (with --engine dbos)
 
 
 def main(options: Options, env=os.environ) -> str:
@@ -56,6 +61,15 @@ def main(options: Options, env=os.environ) -> str:
     client = make_client(options.real)  # スクリプト化されたモデル（既定）か、本物の Messages API
     with hold_workdir(run.workdir):  # 1つの作業フォルダに書くのは1プロセスだけ
         return run_agent(run, client, texts.TASK, TOOL_SCHEMAS, resume=options.resume)
+
+
+def main_dbos(options: Options, env=os.environ) -> str:
+    """Beyond the lesson (--engine dbos): the same task as a DBOS workflow (harness/engine_dbos.py, notebook 13)."""
+    from .engine_dbos import main as dbos_main  # imports dbos and SQLAlchemy: only with --engine dbos
+
+    run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
+              listeners=listeners_from_env(env))  # fmt: skip
+    return dbos_main(options, run, make_client(options.real), env)
 
 
 def main_beyond(options: Options, env=os.environ) -> str:
@@ -89,6 +103,8 @@ def parse_args(argv: list[str]) -> Options:
             options.workdir = rest.pop(0)
         elif arg.startswith("--workdir="):
             options.workdir = arg.split("=", 1)[1]
+        elif arg in ("--engine", "--database-url") and rest:
+            setattr(options, arg[2:].replace("-", "_"), rest.pop(0))
         elif arg in ("-h", "--help"):
             _say(USAGE)
             raise SystemExit(0)
@@ -97,6 +113,12 @@ def parse_args(argv: list[str]) -> Options:
             raise SystemExit(EXIT_USAGE)
     if not options.workdir.strip():
         _say(texts.EMPTY_WORKDIR, sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+    if options.engine not in (None, "dbos"):
+        _say(texts.DBOS_BAD_ENGINE.format(value=texts.untrusted(options.engine)), sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+    if options.database_url and options.engine is None:
+        _say(texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url"), sys.stderr)
         raise SystemExit(EXIT_USAGE)
     return options
 
@@ -172,7 +194,9 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         if options.resume and not workdir.is_dir():
             raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
         workdir.mkdir(parents=True, exist_ok=True)
-        if options.parallel or options.idempotent:  # beyond the lesson (notebooks 11, 12)
+        if options.engine == "dbos":  # beyond the lesson (notebook 13)
+            main_dbos(options, env)
+        elif options.parallel or options.idempotent:  # beyond the lesson (notebooks 11, 12)
             main_beyond(options, env)
         else:
             main(options, env)

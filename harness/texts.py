@@ -235,3 +235,49 @@ MOMENT_EFFECT_WRITTEN = "ターン{turn} {name} {id} 台帳記録直後（地点
 MOMENT_SAVE_B = "ターン{turn} 地点B保存直後"
 MOMENT_CHECKPOINT_WRITE = "ターン{turn} 地点{point}の checkpoint.json 書き込み中"
 MOMENT_EFFECTS_WRITE = "ターン{turn} {name} {id} の effects.json 書き込み中"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# --engine dbos (beyond the lesson: the same task as a DBOS durable workflow). Used by harness/engine_dbos.py only.
+# ---------------------------------------------------------------------------------------------------------------------
+DBOS_LINES = {
+    "dbos_start": "[dbos] ワークフロー {task_id} を開始（システムデータベース: {db}）",
+    "dbos_recover": "[resume] ワークフロー {task_id} を DBOS が回復（状態 {status}、記録済みのステップ {steps} 個）",
+    "dbos_takeover": (
+        "[resume] ワークフロー {task_id} を DBOS が回復（状態 {status}、実行者 {owner} → {executor}、"
+        "記録済みのステップ {steps} 個）"
+    ),
+    "dbos_finished": "[resume] ワークフロー {task_id} はすでに完了しています（状態 {status}）。記録された結果を返し、何も実行しない",
+    "model": "[turn {turn}][step {step} {how}] モデル pending={pending}",
+    "tool": "[turn {turn}][step {step} {how}] {name} の結果",
+    "closing": "[step {step} {how}] モデルの締めくくり",
+    "already_written": "[tool] {name}: キー {key} のレポートはすでにある、書き直さない",
+}
+DBOS_HOW = {"ran": "記録", "replayed": "再利用"}
+DBOS_ALREADY_WRITTEN = "{path} はキー {key} ですでに書き出されています（書き直していません）"
+DBOS_BAD_ENGINE = "--engine {value} は使えません。使えるのは dbos だけです（なしならレッスンのファイル版）。"
+DBOS_OPTION_NEEDS_ENGINE = "{option} は --engine dbos と一緒に使います。"
+DBOS_BAD_URL = (
+    "データベースの URL {url} は使えません。postgresql://... か sqlite:///... を指定してください。\n"
+    "例: --database-url postgresql://user@localhost:5432/harness"
+)
+DBOS_BAD_NAME = "{name}={value} は使えません。英数字と - _ . : だけの 1〜100 文字で指定してください。"
+DBOS_NO_WRITER_LABELS = (
+    "CRASH_AFTER={label} は --engine dbos では使えません。DBOS はファイルではなくデータベースのトランザクションで記録するので、"
+    "書きかけの .tmp は生まれません。\n使えるのは after-save-a, after-tool-run, after-effect-write, after-save-b です。"
+)
+DBOS_NO_DATABASE = "{path} がありません。--resume する対象のワークフローがありません。\n--resume なしで最初から実行してください。"
+DBOS_NO_WORKFLOW = (
+    "ワークフロー {task_id} はシステムデータベースにありません。--resume する対象がありません。\n"
+    "--resume なしで最初から実行するか、HARNESS_TASK_ID で正しいタスク ID を指定してください。"
+)
+DBOS_ALREADY_EXISTS = (
+    "ワークフロー {task_id} はシステムデータベースにすでにあります（状態 {status}）。同じ ID では新しく始めません。\n"
+    "続きなら --resume を、新しいタスクなら HARNESS_TASK_ID で別の ID を指定してください。"
+)
+DBOS_WORKFLOW_FAILED = "ワークフロー {task_id} はエラーで終わりました（状態 {status}）: {error}"
+DBOS_CANNOT_OPEN = (
+    "システムデータベース {db} を使えません（{detail}）。\n"
+    "URL とサーバーが動いているかを確かめてください。作業フォルダの dbos.sqlite が壊れているなら、"
+    "中身を確かめてから削除し、--resume なしで最初からやり直してください。"
+)
