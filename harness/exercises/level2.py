@@ -114,7 +114,7 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
     result = given.get("recorded_result", MISSING)
     if isinstance(result, str) and ("プレースホルダ" in result or "placeholder" in key(result)):
         verdict.fail(
-            f"そのとき台帳に書かれる result: あなたの答え={result!r} — その通りプレースホルダですが、ここでは"
+            f"そのとき台帳に書かれる result: あなたの答え={result!r} — その通りプレースホルダですが、ここでは "
             "Python の値で答えてください（run_tool_uses_prod が result に入れている値）"
         )
     else:

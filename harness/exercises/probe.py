@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 from ..checkpoint import save_checkpoint
@@ -50,6 +52,7 @@ EXPECTED_FILES = {
 }
 
 _CURRENT: list = [None]  # the Watch of the scenario running now (child process only)
+_PREPARED: list = []  # prepare_child has run in this process
 
 
 def _audit(event: str, args: tuple) -> None:
@@ -58,10 +61,25 @@ def _audit(event: str, args: tuple) -> None:
         watch.on_audit(event, args)
 
 
+class _AlertHandler(logging.Handler):
+    """A warning logged by the learner's function counts as its alert (a logging call is an alert, like a print)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        watch = _CURRENT[0]
+        if watch is not None and watch.inside:
+            watch.log.append(["alert", "logging"])
+
+
 def prepare_child() -> None:
-    """Run once in the child: ledger writes observable, fsync skipped (nothing here needs to survive a power cut)."""
+    """Run once in the child: ledger writes observable, alerts heard, fsync skipped (nothing here needs to survive
+    a power cut)."""
+    if _PREPARED:
+        return
+    _PREPARED.append(True)
     sys.addaudithook(_audit)
     os.fsync = lambda fd: None
+    logging.getLogger().addHandler(_AlertHandler(logging.WARNING))
+    warnings.simplefilter("always")  # a warning the kernel has shown once still reaches the captured stderr
 
 
 class Watch:
@@ -84,6 +102,7 @@ class Watch:
         self.events: list[list] = []
         self.held: list[tuple[int, bytes]] = []
         self.ledger_at_kill: object = None
+        self.disk_at_kill: dict[str, bytes] = {}
 
     # -- observation --------------------------------------------------------------------------------------------
 
@@ -214,7 +233,24 @@ class Watch:
     def _die(self) -> None:
         self.killed = True
         self.ledger_at_kill = self.ledger()
+        self.disk_at_kill = _files(self.workdir)
         raise self.kill
+
+    def undo_after_kill(self) -> bool:
+        """A real kill runs no finally or except block: put the folder back as it was at the kill. Whether
+        anything had changed since (the learner's code acted after its process was, in truth, already dead)."""
+        now = _files(self.workdir)
+        if now == self.disk_at_kill:
+            return False
+        for name in set(now) - set(self.disk_at_kill):
+            (self.workdir / name).unlink()
+        for name, data in self.disk_at_kill.items():
+            if now.get(name) != data:
+                (self.workdir / name).unlink(
+                    missing_ok=True
+                )  # a new file: held descriptors keep what they saw
+                (self.workdir / name).write_bytes(data)
+        return True
 
     def save_checkpoint(self, path, cp) -> None:
         turn = cp.get("turns") if isinstance(cp, dict) else None
@@ -266,6 +302,8 @@ class Watch:
             facts["error"] = describe(err, ours=err is self.kill)
             if isinstance(err, KeyboardInterrupt):
                 raise
+            if err is self.kill:
+                facts["acted_after_kill"] = self.undo_after_kill()
         facts["in_place"] = self.rewritten_in_place()
         facts.update(self.disk())
         return facts
@@ -308,6 +346,10 @@ def describe(err: BaseException, ours: bool = False) -> dict:
         "simulated_crash": isinstance(err, SimulatedCrash),
         "where": where,
     }
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
 
 
 def _read_fd(fd: int) -> bytes:

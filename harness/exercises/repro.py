@@ -29,12 +29,17 @@ ORDER_NAMES = {"wrong": "誤った順序", "fixed": "修正した順序"}
 HIT_LINE = f"[resume][reconcile] tool_use_id=toolu_03 name=write_report {RECONCILE_LINES['hit']}"
 UNKNOWN_LINE = f"[resume][reconcile] tool_use_id=toolu_03 name=write_report {RECONCILE_LINES['unknown']}"
 SOLUTION = "解答例は solutions/level2_repro.py です"
+WORK = "work"  # the work folder each run is given, inside its own scratch folder
 
 
-def run_script(copy: Path, order: str, workdir: str, n: str | None, time_limit: float):
-    """python SCRIPT ORDER WORKDIR in the copy's folder, REPRO_CRASH=n if given."""
+def run_script(script: Path, folder: Path, order: str, n: str | None, time_limit: float):
+    """A fresh copy of the script in folder, run there as `python SCRIPT ORDER work` (REPRO_CRASH=n if given):
+    whatever it does to its own folder, it does to a copy, never to the learner's exercises folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / script.name
+    shutil.copyfile(script, copy)
     return run_child(
-        [sys.executable, copy.name, order, workdir],
+        [sys.executable, copy.name, order, WORK],
         env={"REPRO_CRASH": n} if n else None,
         cwd=copy.parent,
         timeout=time_limit,
@@ -87,10 +92,7 @@ def check_repro(
         return verdict
     try:
         with scratch_dir() as tmp:
-            copy = Path(tmp) / "script" / path.name
-            copy.parent.mkdir()
-            shutil.copyfile(path, copy)
-            _check(verdict, copy, Path(tmp), time_limit)
+            _check(verdict, path, Path(tmp), time_limit)
     except Exception as err:  # noqa: BLE001 (never a traceback)
         return internal_error(TITLE, err)
     if show_answers and verdict.problems:
@@ -101,7 +103,7 @@ def check_repro(
 STEPS = [("wrong", "2"), ("fixed", "2"), ("wrong", "3"), ("fixed", "3"), ("wrong", None), ("fixed", None)]
 
 
-def _check(verdict: Verdict, copy: Path, tmp: Path, time_limit: float) -> None:
+def _check(verdict: Verdict, script: Path, tmp: Path, time_limit: float) -> None:
     labels = [
         "REPRO_CRASH=2: 誤った順序は count_words の直前で落ち、台帳に toolu_02 のプレースホルダ（result=None）が残る",
         "REPRO_CRASH=2: 修正した順序は同じ地点で落ち、台帳に toolu_02 はない",
@@ -117,8 +119,9 @@ def _check(verdict: Verdict, copy: Path, tmp: Path, time_limit: float) -> None:
     ]
     folders = {}
     for i, (order, n) in enumerate(STEPS):
-        work = tmp / f"{order}-{n or 'none'}"
-        proc = run_script(copy, order, str(work), n, time_limit)
+        folder = tmp / f"{order}-{n or 'none'}"
+        proc = run_script(script, folder, order, n, time_limit)
+        work = folder / WORK
         folders[(order, n)] = work
         problem = _judge_run(order, n, proc, work, time_limit)
         if problem == "todo":
@@ -188,47 +191,69 @@ def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -
                 "投げ、main がそれを捕まえて 137 で終了します"
             )
         return f"{what}: 終了コード {proc.returncode} で終わりました（最後の行: {last_line(proc)}）。疑似クラッシュは 137 です"
-    k = int(n)
-    tid, tool = CALLS[k - 1].split()[1], CALLS[k - 1].split()[0]
-    if runs == CALLS[:k]:
-        return (
-            f"{what}: クラッシュ地点が {tool} の実行より後にあります（tool-runs.log に {tool}）。"
-            "台帳の書き込みとツール実行のあいだ、ツールが走る前に置いてください"
-        )
-    if runs != CALLS[: k - 1]:
-        landed = len(runs) + 1
-        where = (
-            f"{landed} 回目のツール呼び出し（{CALLS[landed - 1].split()[0]}）" if landed <= 3 else "どこか"
-        )
-        return (
-            f"{what}: REPRO_CRASH={n} なのに、落ちたのは {where}の前でした（tool-runs.log: {runs or 'なし'}）。"
-            "N 回目のツール呼び出しの直前で落ちるように数えてください（環境変数の N を使っていますか）"
-        )
+    return _where_it_crashed(what, order, int(n), runs, ledger)
+
+
+def _where_it_crashed(what: str, order: str, n: int, runs: list[str], ledger: dict) -> str | None:
+    """Read from tool-runs.log and the ledger where the crash landed, and compare with REPRO_CRASH=n."""
+    if runs != CALLS[: len(runs)]:
+        return f"{what}: tool-runs.log が {runs} でした。ツールはそれぞれ1回ずつ、順に走るはずです"
+    ran = [call.split()[1] for call in runs]
+    recorded = [tid for tid in (c.split()[1] for c in CALLS) if tid in ledger]
+    tool = CALLS[n - 1].split()[0]
+    tid = f"toolu_0{n}"
     if order == "wrong":
-        if tid not in ledger:
+        if recorded == ran + [
+            f"toolu_0{len(ran) + 1}"
+        ]:  # record, crash, (no) execution: the wrong order's window
+            landed = len(recorded)
+        elif recorded == ran and len(ran) == n:
             return (
-                f"{what}: 誤った順序なのに、クラッシュ時の台帳に {tid} がありません。誤った順序は "
-                "run_tool_uses_prod と同じく save_effect が先です（save_effect → crash.point() → execute_tool）"
+                f"{what}: クラッシュ地点が {tool} の実行より後にあります（tool-runs.log に {tool}）。"
+                "台帳の書き込みとツール実行のあいだ、ツールが走る前に置いてください"
             )
-        if not isinstance(ledger[tid], dict) or ledger[tid].get("result") is not None:
+        elif recorded == ran and len(ran) == n - 1:
             return (
-                f"{what}: 誤った順序の台帳の {tid} が {show(ledger[tid], 80)} でした。run_tool_uses_prod と同じく "
-                "result=None（プレースホルダ）を書きます"
+                f"{what}: 誤った順序なのに、クラッシュ時の台帳に {tid} がありません。誤った順序は run_tool_uses_prod と"
+                "同じく save_effect が先です（save_effect → crash.point() → execute_tool）"
             )
-        return None
-    if tid in ledger:
-        return (
-            f"{what}: 修正した順序なのに、クラッシュ時の台帳に {tid} があります（{show(ledger[tid], 80)}）。"
-            "修正した順序では、ツールが走る前に記録はできないはずです"
-        )
-    for call in CALLS[: k - 1]:
-        earlier = ledger.get(call.split()[1])
-        if not isinstance(earlier, dict) or earlier.get("result") is None:
+        else:
+            landed = len(ran) + 1
+        if landed == n:
+            entry = ledger[tid]
+            if not isinstance(entry, dict) or entry.get("result") is not None:
+                return (
+                    f"{what}: 誤った順序の台帳の {tid} が {show(entry, 80)} でした。run_tool_uses_prod と同じく "
+                    "result=None（プレースホルダ）を書きます"
+                )
+            return None
+    else:
+        early = [t for t in recorded if t not in ran]
+        if early:
             return (
-                f"{what}: 修正した順序で、先に走った {call.split()[1]} の本物の結果が台帳にありません"
-                f"（{show(earlier, 80)}）。実行が先、記録が後、本物の結果で"
+                f"{what}: 修正した順序なのに、クラッシュ時の台帳に {early[0]} があります（{show(ledger[early[0]], 80)}）。"
+                "修正した順序では、ツールが走る前に記録はできないはずです"
             )
-    return None
+        if recorded != ran and len(ran) == n:
+            return (
+                f"{what}: クラッシュ地点が {tool} の実行より後にあります（tool-runs.log に {tool}）。"
+                "ツールが走る前に置いてください"
+            )
+        for earlier in ran:
+            entry = ledger.get(earlier)
+            if not isinstance(entry, dict) or entry.get("result") is None:
+                return (
+                    f"{what}: 修正した順序で、先に走った {earlier} の本物の結果が台帳にありません"
+                    f"（{show(entry, 80)}）。実行が先、記録が後、本物の結果で"
+                )
+        landed = len(ran) + 1
+        if landed == n:
+            return None
+    where = f"{landed} 回目のツール呼び出し（{CALLS[landed - 1].split()[0]}）" if landed <= 3 else "どこか"
+    return (
+        f"{what}: REPRO_CRASH={n} なのに、落ちたのは {where}の前でした（tool-runs.log: {runs or 'なし'}）。"
+        "N 回目のツール呼び出しの直前で落ちるように数えてください（環境変数の N を使っていますか）"
+    )
 
 
 def _judge_resume(order: str, work: Path) -> str | None:
@@ -266,20 +291,18 @@ def _show(script: Path, workdir: Path, time_limit: float) -> None:
     if not script.is_file():
         print(f"{script} が見つかりません（この notebook と同じフォルダにありますか）")
         return
-    folder = workdir / "repro"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    copy = folder / script.name
-    shutil.copyfile(script, copy)
+    base = workdir / "repro"
+    shutil.rmtree(base, ignore_errors=True)
     print(
-        f"（{script.name} を {folder.as_posix()}/ にコピーして、そこで実行します。各実行は {time_limit:g} 秒まで）"
+        f"（{script.name} のコピーを順序ごとに {base.as_posix()}/wrong/ と {base.as_posix()}/fixed/ に置き、"
+        f"そこで実行します。各実行は {time_limit:g} 秒まで）"
     )
     print()
     crashed = {}
     for order in ("wrong", "fixed"):
-        work = f"{order}-work"
-        proc = run_script(copy, order, work, "3", time_limit)
-        print(f"$ REPRO_CRASH=3 python {script.name} {order} {work}")
+        folder = base / order
+        proc = run_script(script, folder, order, "3", time_limit)
+        print(f"$ cd {folder.as_posix()} && REPRO_CRASH=3 python {script.name} {order} {WORK}")
         print(proc.stdout, end="" if proc.stdout.endswith("\n") or not proc.stdout else "\n")
         if proc.cut:
             print(
@@ -291,24 +314,22 @@ def _show(script: Path, workdir: Path, time_limit: float) -> None:
             print(last_line(proc))
         print(f"EXIT={proc.returncode}" + ("（SIGKILL で落ちました）" if proc.returncode == -9 else ""))
         crashed[order] = proc.returncode in (137, -9)
-        ledger = _ledger(folder / work)
+        ledger = _ledger(folder / WORK)
         entry = ledger.get("toolu_03") if isinstance(ledger, dict) else None
         shown = {k: entry.get(k) for k in ("name", "result")} if isinstance(entry, dict) else "なし"
         print(f"effects.json の toolu_03: {shown}")
         print()
     for order in ("wrong", "fixed"):
-        work = f"{order}-work"
+        work = base / order / WORK
         if not crashed[order]:
-            print(
-                f"（{ORDER_NAMES[order]}のスクリプトが疑似クラッシュしなかったので、{work} の --resume は省きます）"
-            )
+            print(f"（{ORDER_NAMES[order]}のスクリプトが疑似クラッシュしなかったので、--resume は省きます）")
             continue
-        resume = run_harness(folder / work, "--resume", timeout=time_limit)
-        print(f"$ python -m harness --workdir {work} --resume")
+        resume = run_harness(work, "--resume", timeout=time_limit)
+        print(f"$ python -m harness --workdir {work.as_posix()} --resume")
         print(resume.stdout + resume.stderr, end="")
         print(f"EXIT={resume.returncode}")
-        report = (folder / work / REPORT_FILE).exists()
-        runs = _runs(folder / work)
+        report = (work / REPORT_FILE).exists()
+        runs = _runs(work)
         print("report.txt:", "あり" if report else "なし")
         print("tool-runs.log:", " / ".join(runs) or "（実行なし）")
         lines = resume.stdout.splitlines()

@@ -119,11 +119,14 @@ def run_steps(
     use_fork: bool | None = None,
 ) -> Iterator[Outcome]:
     """Run each step in order, away from the kernel; yield one Outcome per step. A step that overruns its time limit
-    (or a child that dies) ends the run: its Outcome says so and no further step runs. Stop iterating to stop early."""
+    (or a child that dies) ends the run: its Outcome says so and no further step runs. Stop iterating to stop early.
+    `prepare` runs first, in the forked child only (it may change the process for good: the child exits after)."""
     if use_fork is None:
         use_fork = can_fork()
-    runner = _forked if use_fork else _threaded
-    yield from runner(steps, time_limit, Path(cwd), prepare)
+    if use_fork:
+        yield from _forked(steps, time_limit, Path(cwd), prepare)
+    else:
+        yield from _threaded(steps, time_limit)
 
 
 def _child(steps: list[Step], cwd: Path, prepare, write_fd: int) -> None:
@@ -230,17 +233,12 @@ def _stop(pid: int, finished: bool) -> None:
         pass
 
 
-def _threaded(steps, time_limit, cwd, prepare) -> Iterator[Outcome]:
-    """No fork here: the same steps in a daemon thread. A hung step cannot be stopped; the caller is told."""
+def _threaded(steps, time_limit) -> Iterator[Outcome]:
+    """No fork here: the same steps in a daemon thread of this process (no prepare, no folder change, no output
+    capture: those would change the kernel itself). A hung step cannot be stopped; the caller is told."""
     results: queue.Queue = queue.Queue()
 
     def work() -> None:
-        try:
-            if prepare is not None:
-                prepare()
-        except BaseException as err:  # noqa: BLE001
-            results.put(("", {"internal_error": f"{type(err).__name__}: {err}"}))
-            return
         for name, step in steps:
             try:
                 facts = step()
