@@ -660,6 +660,49 @@ def records_in_finally(run, content):
     return results
 
 
+LEDGER_IN_MEMORY: dict = {}
+
+
+def keeps_the_ledger_in_memory(run, content):
+    """Right in one process; after a kill, the resumed process starts with an empty dict and overwrites the file."""
+    results = []
+    for block in tool_uses(content):
+        try:
+            output = execute_tool(run, block)
+        except ToolError as err:
+            results.append(failed(block, err))
+            continue
+        LEDGER_IN_MEMORY[block["id"]] = {"name": block["name"], "result": output, "at": run.clock()}
+        try:
+            write_json_atomic(run.effects_path, LEDGER_IN_MEMORY)
+        except OSError as err:
+            print("台帳エラー", err, file=sys.stderr)
+        results.append(ok(block, output))
+    return results
+
+
+def records_after_all_tools(run, content):
+    """Executes every block first and records them all afterwards."""
+    done, results = [], []
+    for block in tool_uses(content):
+        try:
+            done.append((block, execute_tool(run, block)))
+        except ToolError as err:
+            results.append(failed(block, err))
+    for block, output in done:
+        try:
+            record(run, block, output)
+        except OSError:
+            print("台帳エラー", file=sys.stderr)
+        results.append(ok(block, output))
+    return results
+
+
+def chatty_but_swallows_the_ledger_failure(run, content):
+    print("run_tool_uses:", [b.get("id") for b in content])
+    return swallows_the_ledger_failure(run, content)
+
+
 WRONG_FIXES = [
     (prod_order, "read_notes（toolu_01）の実行が始まった瞬間、まだ何も実行していないのに effects.json にはすでに toolu_01 がありました。実行が先、記録が後です"),
     (records_first_then_overwrites, "実行が始まった瞬間、まだ何も実行していないのに effects.json にはすでに toolu_01"),
@@ -686,6 +729,9 @@ WRONG_FIXES = [
     (forgets_to_return, "run_tool_uses が list ではなく NoneType を返しました（return results を忘れていませんか）"),
     (old_execute_tool_call, "execute_tool は execute_tool(run, block) で呼びます"),
     (records_in_finally, "失敗した toolu_03 を台帳に記録しています"),
+    (keeps_the_ledger_in_memory, "--resume のあとに実行した toolu_01（read_notes）の記録が、最後には台帳にありません"),
+    (records_after_all_tools, "toolu_p1 の記録を、次のツール toolu_p2 を実行するまで後回しにしています"),
+    (chatty_but_swallows_the_ledger_failure, "台帳の書き込みの失敗を黙って握りつぶしています"),
 ]  # fmt: skip
 
 
@@ -882,7 +928,7 @@ REPRO_WRONG = [
     ("crash-exits-0", [("        sys.exit(137)", "        sys.exit(0)")], "REPRO_CRASH=2 で wrong: 疑似クラッシュせず、最後まで走りました（終了コード 0）"),
     ("fixed-records-first", [(FIXED_CRASH, "            save_effect(run.effects_path, block[\"id\"], {\"name\": block[\"name\"], \"result\": None, \"at\": 0})\n" + FIXED_CRASH)],
      "REPRO_CRASH=2 で fixed: 修正した順序なのに、クラッシュ時の台帳に toolu_02 があります"),
-    ("placeholder-string", [('"result": None, "at": run.clock()', '"result": "実行中", "at": run.clock()')], "誤った順序の台帳の toolu_02 が {'name': 'count_words', 'result': '実行中'"),
+    ("placeholder-string", [('"result": None, "at": run.clock()', '"result": "実行中", "at": run.clock()')], "誤った順序の台帳の toolu_02 の result が '実行中' でした"),
     ("crashes-without-N", [(TARGET, 'int(os.environ.get("REPRO_CRASH", "3"))')], "REPRO_CRASH なしで wrong: 最後まで走りませんでした（終了コード 137"),
     ("ignores-workdir", [("Run(workdir)", 'Run("repro-work")')], "2つ目の引数の作業フォルダに何も書かれていません。Run(workdir) に sys.argv[2] を渡していますか"),
 ]  # fmt: skip

@@ -84,9 +84,19 @@ def show(value: object, limit: int = 120) -> str:
 class Question:
     """One answer slot: the words it offers, and how a given value reads as one of them."""
 
-    def __init__(self, what: str, kind: str, words: dict | None = None, aliases: dict | None = None) -> None:
+    def __init__(
+        self,
+        what: str,
+        kind: str,
+        words: dict | None = None,
+        aliases: dict | None = None,
+        prefix: bool = False,
+    ) -> None:
         self.what = what
         self.kind = kind  # "word", "bool" or "value"
+        self.prefix = (
+            prefix  # also read "save_effect(run.effects_path, ...)" as "save_effect", "B: ..." as "B"
+        )
         self.words = words or {}  # canonical value -> how the notebook names it (PENDING_CALL, NULL, ...)
         self.aliases = {key(k): v for k, v in (aliases or {}).items()}
         for word in self.words:
@@ -108,6 +118,11 @@ class Question:
             for alias, value in self.aliases.items():
                 if loose(alias) == loose(word):
                     return value, None
+            if self.prefix:
+                for alias, value in sorted(self.aliases.items(), key=lambda a: -len(a[0])):
+                    rest = loose(word)[len(loose(alias)) :]
+                    if loose(word).startswith(loose(alias)) and rest[:1] in ("(", "[", ":", ".", ")", ","):
+                        return value, None
         return None, f"{show(given)} は選択肢にありません（選べるのは {self.offer()}）"
 
     def offer(self) -> str:
@@ -146,6 +161,7 @@ def branch_question(what: str) -> Question:
             "is_error": IS_ERROR,
             "なし": NO_RECONCILE,
             "null": NO_RECONCILE,
+            "no_reconcile": NO_RECONCILE,
             "reconcileなし": NO_RECONCILE,
         }
     )

@@ -26,6 +26,7 @@ from ..tools import READ_ONLY
 from . import Verdict, internal_error, scratch_dir
 from .answers import MISSING, show
 from .probe import FAIL_TEXT, TASK_CALLS, prepare_child, scenario, two_blocks
+from .probe import resume as resume_run
 from .sandbox import OUTPUT_LIMIT, TIME_LIMIT_S, run_steps
 
 TITLE = "レベル2 (c) 修正版 run_tool_uses"
@@ -122,42 +123,54 @@ def _shape(fn) -> str | None:
     return None
 
 
+def _step(name: str, fn, base: Path, time_limit: float, use_fork):
+    """One run in a fresh child process (nothing the function kept in memory survives into the next run)."""
+    outcomes = run_steps(
+        [(name, fn)], time_limit=time_limit, cwd=base, prepare=prepare_child, use_fork=use_fork
+    )
+    try:
+        return next(outcomes)
+    finally:
+        outcomes.close()
+
+
 def _run(verdict: Verdict, learner, base: Path, time_limit: float, use_fork) -> None:
-    steps = []
-    for name, plan, resume, _ in PLANS:
-        folder = base / name.replace(":", "-")
-        if name == "two_blocks":
-            steps.append((name, lambda folder=folder: two_blocks(learner, folder)))
-        else:
-            steps.append(
-                (
-                    name,
-                    lambda folder=folder, plan=plan, resume=resume: scenario(learner, folder, plan, resume),
-                )
-            )
     groups = {name: group for name, _, _, group in PLANS}
     passed_in_group: Counter = Counter()
     size = Counter(groups.values())
-    outcomes = run_steps(steps, time_limit=time_limit, cwd=base, prepare=prepare_child, use_fork=use_fork)
     failed_at = None
-    try:
-        for outcome in outcomes:
-            problem = _judge(outcome, time_limit)
-            if problem == "not_implemented":
-                verdict.unanswered("修正版 run_tool_uses", "まだ書かれていません（NotImplementedError）")
-                return
-            if problem:
-                verdict.fail(f"{label(outcome.name)}: {problem}")
-                _show_output(verdict, outcome, failed=True)
-                failed_at = groups[outcome.name]
-                break
-            _show_output(verdict, outcome, failed=False)
-            group = groups[outcome.name]
-            passed_in_group[group] += 1
-            if passed_in_group[group] == size[group]:
-                verdict.ok(GROUPS[group])
-    finally:
-        outcomes.close()
+    for name, plan, resumes, group in PLANS:
+        folder = base / name.replace(":", "-")
+        if name == "two_blocks":
+            outcome = _step(name, lambda f=folder: two_blocks(learner, f), base, time_limit, use_fork)
+        else:
+            outcome = _step(
+                name, lambda f=folder, p=plan: scenario(learner, f, p), base, time_limit, use_fork
+            )
+            facts = outcome.facts
+            if resumes and facts and facts.get("killed") and facts["error"] and facts["error"]["ours"]:
+                # the resume is a new process, as after a real kill: only the disk carries over
+                after = _step(name, lambda f=folder: resume_run(learner, f), base, time_limit, use_fork)
+                if after.facts is None:
+                    outcome = after
+                    outcome.name = name
+                    outcome.resuming = True
+                else:
+                    facts["resume"] = after.facts
+                    outcome.output_total += after.output_total
+        problem = _judge(outcome, time_limit)
+        if problem == "not_implemented":
+            verdict.unanswered("修正版 run_tool_uses", "まだ書かれていません（NotImplementedError）")
+            return
+        if problem:
+            verdict.fail(f"{label(name)}: {problem}")
+            _show_output(verdict, outcome, failed=True)
+            failed_at = group
+            break
+        _show_output(verdict, outcome, failed=False)
+        passed_in_group[group] += 1
+        if passed_in_group[group] == size[group]:
+            verdict.ok(GROUPS[group])
     if failed_at:
         done = {g for g, n in passed_in_group.items() if n == size[g]}
         for group in dict.fromkeys(groups.values()):
@@ -246,10 +259,10 @@ def _calls_problem(f: dict) -> str | None:
                 )
         ids = [item.get("tool_use_id") for item in returned]
         if ids != call["ids"] and sorted(map(str, ids)) != sorted(call["ids"]):
-            hint = "（ループの途中で return していませんか）" if len(ids) < len(call["ids"]) else ""
+            hint = "（ループの途中で return していませんか）" if 0 < len(ids) < len(call["ids"]) else ""
             return (
                 f"run_tool_uses に渡した tool_use は {call['ids']} なのに、返った tool_result の tool_use_id は "
-                f"{ids} でした{hint}。tool_use 1つに tool_result 1つ、tool_use_id は block['id'] です"
+                f"{ids} でした{hint}。すべての tool_use に、tool_use_id が block['id'] の tool_result を1つずつ返します"
             )
     return None
 
@@ -454,10 +467,29 @@ def _judge_two_blocks(f: dict) -> str | None:
     return (
         _exec_counts(f, ids)
         or _before_execution(f)
+        or _recorded_late(f)
         or _ledger_problem(f["ledger"], ids, outputs, False)
         or _atomic(f)
         or _results_problem(f, ids, outputs)
     )
+
+
+def _recorded_late(f: dict) -> str | None:
+    """Each tool's record is written before the next tool starts (at the moment it succeeds, not in a batch)."""
+    log = f.get("log", [])
+    for i, entry in enumerate(log):
+        if entry[0] != "exec_end":
+            continue
+        for later in log[i + 1 :]:
+            if later[0] == "ledger" and later[1] in ("replace", "in_place"):
+                break
+            if later[0] == "exec_start":
+                return (
+                    f"{entry[1]} の記録を、次のツール {later[1]} を実行するまで後回しにしています。ツールが成功した"
+                    "その瞬間に1件ずつ書きます（まとめて書くと、そのあいだに落ちたとき、走ったのに記録のない呼び出しが"
+                    "増えます）"
+                )
+    return None
 
 
 def _judge_kill(f: dict, kind: str, tool: str) -> str | None:
@@ -518,6 +550,20 @@ def _judge_kill(f: dict, kind: str, tool: str) -> str | None:
     if branches != [expected]:
         took = RECONCILE_LINES.get(branches[0], "なし") if branches else "なし（reconcile の出番なし）"
         return f"--resume の reconcile が「{took}」でした。台帳の記録がこの瞬間のディスクと合っていません"
+    after = _ledger_data(resume["ledger"])
+    for kept in _ledger_data(f["ledger_at_kill"]):
+        if kept not in after:
+            return (
+                f"--resume のあと、台帳から {kept} の記録が消えました（落ちる前にはありました）。台帳はファイルが正本です:"
+                " 書くたびに load_effects で読み直し、1件足して書き戻します（メモリの中の台帳は再開で消えます）"
+            )
+    for r in _ran(resume, "any"):
+        if r.get("outcome") == "ran" and r["id"] not in after:
+            return (
+                f"--resume のあとに実行した {r['id']}（{r['name']}）の記録が、最後には台帳にありません。"
+                "そのあとの書き込みで消えていませんか: 書くたびに load_effects で読み直し、1件足して書き戻します"
+                "（メモリの中の台帳は再開で消えます）"
+            )
     total = sum(
         1 for r in _ran(f, "any") + _ran(resume, "any") if r["id"] == tid and r.get("outcome") == "ran"
     )
@@ -594,7 +640,12 @@ def _judge_ledger_fails(f: dict, tool: str, outcome) -> str | None:
         )
     if result.get("content") != _outputs(f).get(tid):
         return f"台帳の書き込みが失敗したとき、{tid} の tool_result に本物の結果を返していません"
-    alerted = outcome.output_total > 0 or any(e[0] == "alert" for e in f.get("log", []))
+    log = f.get("log", [])
+    first = next(i for i, e in enumerate(log) if e[0] == "ledger" and e[1] == "refused")
+    printed_at = log[first][3]
+    alerted = any(e[0] == "alert" for e in log[first:]) or any(
+        e[0] == "return" and e[1] > printed_at for e in log[first:]
+    )
     if not alerted:
         return (
             "台帳の書き込みの失敗を黙って握りつぶしています。人間が確認できるよう、アラートを上げてください（例: "

@@ -167,7 +167,7 @@ def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
             questions = {
                 "pendingToolUse": (
                     Question(f"{where}: {QUESTIONS['pendingToolUse']}", "word",
-                             {PENDING_CALL: "PENDING_CALL", NULL: "NULL"}),
+                             {PENDING_CALL: "PENDING_CALL", NULL: "NULL"}, {"PENDING_CALL": PENDING_CALL}),
                     "ディスクでは: checkpoint.json の messages に "
                     + (f"{tool_use_id} の tool_result がすでに入っています" if seen["result_in_messages"]
                        else f"{tool_use_id} の tool_result はまだありません")
@@ -212,7 +212,11 @@ def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
         insight = "D" if not same_disk else "A"
     verdict.grade(
         Question(
-            INSIGHT, "word", {c: c for c in INSIGHT_CHOICES}, {t: c for c, t in INSIGHT_CHOICES.items()}
+            INSIGHT,
+            "word",
+            {c: repr(c) for c in INSIGHT_CHOICES},
+            {t: c for c, t in INSIGHT_CHOICES.items()},
+            prefix=True,
         ),
         top.get("insight_1_2", MISSING),
         insight,

@@ -103,6 +103,7 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
             "toolImpls[block.name](block.input)": "execute_tool",
             "toolImpls[block.name]": "execute_tool",
         },
+        prefix=True,
     )
     verdict.grade(
         first,

@@ -123,7 +123,7 @@ class Watch:
             if target is None:
                 return
             if self.armed and (target.parent == self.workdir or target.name.startswith("effects")):
-                self.log.append(["ledger", "refused", target.name])
+                self.log.append(["ledger", "refused", target.name, _output_total()])
                 raise OSError(errno.ENOSPC, "No space left on device", str(target.name))
             if target == self.effects:
                 self.log.append(["ledger", "in_place"])
@@ -131,7 +131,7 @@ class Watch:
             source, target = self.resolve(args[0]), self.resolve(args[1])
             if target == self.effects:
                 if self.armed:
-                    self.log.append(["ledger", "refused", EFFECTS_FILE])
+                    self.log.append(["ledger", "refused", EFFECTS_FILE, _output_total()])
                     raise OSError(errno.ENOSPC, "No space left on device", EFFECTS_FILE)
                 self.log.append(["ledger", "replace", source.name if source else "?"])
             elif source == self.effects:
@@ -275,7 +275,7 @@ class Watch:
         finally:
             self.inside = False
             self.armed = False
-        self.log.append(["return"])
+        self.log.append(["return", _output_total()])
         call["type"] = type(returned).__name__
         call["returned"] = plain(returned, limit=4000)
         self.observe()
@@ -317,9 +317,7 @@ class Watch:
             "cwd_ledger": os.path.exists(
                 EFFECTS_FILE
             ),  # a relative path: the function wrote beside the check
-            "stray": sorted(
-                p.name for p in self.workdir.iterdir() if p.name not in EXPECTED_FILES and p.is_file()
-            ),
+            "stray": sorted(p.name for p in self.workdir.iterdir() if _temp_like(p.name) and p.is_file()),
         }
 
     def take(self) -> dict:
@@ -348,8 +346,20 @@ def describe(err: BaseException, ours: bool = False) -> dict:
     }
 
 
+def _temp_like(name: str) -> bool:
+    """A file a ledger writer left behind: effects.json.tmp and the like (report.txt's own temp is the tool's)."""
+    if name in EXPECTED_FILES or name.startswith(".report.txt."):
+        return False
+    return name.startswith(("effects", "tmp")) or name.endswith((".tmp", "~", ".new", ".bak"))
+
+
 def _files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def _output_total() -> int:
+    """How many characters the child has printed so far (its sys.stdout is the sandbox's Capture)."""
+    return getattr(sys.stdout, "total", 0)
 
 
 def _read_fd(fd: int) -> bytes:
@@ -370,20 +380,27 @@ def _text(path: Path) -> str | None:
 # -- the scenarios ---------------------------------------------------------------------------------------------
 
 
-def scenario(learner, folder: Path, plan: tuple | None, resume_after_kill: bool) -> dict:
-    """One run of the real loop with the learner's function under `plan`; after an injected kill, a --resume."""
+def scenario(learner, folder: Path, plan: tuple | None) -> dict:
+    """One run of the real loop with the learner's function under `plan` (a kill, a failure, or nothing)."""
     watch = Watch(folder, learner, plan)
     _CURRENT[0] = watch
     try:
         facts = watch.drive()
         facts["ledger_at_kill"] = watch.ledger_at_kill
         facts["killed"] = watch.killed
-        facts["fired"] = watch.plan is None
         facts.update(watch.take())
-        if resume_after_kill and watch.killed and facts["error"] and facts["error"]["ours"]:
-            resumed = watch.drive(resume=True)
-            resumed.update(watch.take())
-            facts["resume"] = resumed
+        return facts
+    finally:
+        _CURRENT[0] = None
+
+
+def resume(learner, folder: Path) -> dict:
+    """--resume in a folder a killed run left (run in a new process, like a real resume: nothing in memory)."""
+    watch = Watch(folder, learner)
+    _CURRENT[0] = watch
+    try:
+        facts = watch.drive(resume=True)
+        facts.update(watch.take())
         return facts
     finally:
         _CURRENT[0] = None

@@ -68,6 +68,10 @@ def _ledger(workdir: Path) -> dict | str:
     return data if isinstance(data, dict) else "effects.json が JSON オブジェクトではありません"
 
 
+def _result(entry: object) -> object:
+    return entry.get("result") if isinstance(entry, dict) else entry
+
+
 def _runs(workdir: Path) -> list[str]:
     return (read_text(workdir / TOOL_LOG_FILE) or "").splitlines()
 
@@ -223,7 +227,8 @@ def _where_it_crashed(what: str, order: str, n: int, runs: list[str], ledger: di
             entry = ledger[tid]
             if not isinstance(entry, dict) or entry.get("result") is not None:
                 return (
-                    f"{what}: 誤った順序の台帳の {tid} が {show(entry, 80)} でした。run_tool_uses_prod と同じく "
+                    f"{what}: 誤った順序の台帳の {tid} の result が {show(_result(entry), 80)} でした。"
+                    "run_tool_uses_prod と同じく "
                     "result=None（プレースホルダ）を書きます"
                 )
             return None
@@ -234,9 +239,10 @@ def _where_it_crashed(what: str, order: str, n: int, runs: list[str], ledger: di
                 f"{what}: 修正した順序なのに、クラッシュ時の台帳に {early[0]} があります（{show(ledger[early[0]], 80)}）。"
                 "修正した順序では、ツールが走る前に記録はできないはずです"
             )
-        if recorded != ran and len(ran) == n:
+        if len(ran) == n:
+            after = "実行より後" if recorded != ran else "実行と記録より後"
             return (
-                f"{what}: クラッシュ地点が {tool} の実行より後にあります（tool-runs.log に {tool}）。"
+                f"{what}: クラッシュ地点が {tool} の{after}にあります（tool-runs.log に {tool}）。"
                 "ツールが走る前に置いてください"
             )
         for earlier in ran:
