@@ -809,6 +809,21 @@ def test_level2_fix_with_an_endless_loop_is_stopped_at_its_time_limit():
     assert "（各実行は 1 秒で打ち切ります。無限ループでもカーネルは止まりません）" in verdict.report()
 
 
+def hangs_when_resumed(run, content):
+    """Fine in one go; loops forever in the resumed process (read_notes ran twice: killed once, then re-run)."""
+    log = run.workdir / "tool-runs.log"
+    if log.exists() and log.read_text(encoding="utf-8").count("read_notes") > 1:
+        while True:
+            pass
+    return lesson_run_tool_uses(run, content)
+
+
+def test_level2_fix_hanging_in_the_resume_is_stopped_and_named():
+    verdict = check_level2_fix(hangs_when_resumed, time_limit=1)
+    expected = "--resume が 1 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました"
+    assert verdict.problems == [f"✗ read_notes が始まった瞬間に落として --resume: {expected}"]
+
+
 def test_level2_fix_without_fork_still_keeps_the_time_limit_and_says_the_thread_runs_on():
     stop = threading.Event()
 

@@ -12,7 +12,8 @@ The rule, part by part, and the run that would show each part broken:
 - alert, not is_error, when the ledger write fails: the write made to fail like a full disk after write_report;
 - and the three crash moments on each tool (as it starts, right after it returns, after the record but before
   point B), each resumed with the lesson's reconcile, which must take the lesson's branch.
-Each run happens in a forked child with a time limit (sandbox.py); the first run that shows a problem ends the check.
+Each run, and each resume after a kill, happens in a fresh forked child with a time limit (sandbox.py), so nothing
+the function keeps in memory survives a kill; the first run that shows a problem ends the check.
 """
 
 from __future__ import annotations
@@ -32,14 +33,22 @@ from .sandbox import OUTPUT_LIMIT, TIME_LIMIT_S, run_steps
 TITLE = "レベル2 (c) 修正版 run_tool_uses"
 LESSON_ORDER = "レッスン「副作用台帳」の run_tool_uses の順序"
 
-# (scenario, plan, resume after the kill, the group it belongs to)
-PLANS: list[tuple[str, tuple | None, bool, str]] = [("clean", None, False, "clean")]
-for _kind in ("kill_start", "kill_after", "kill_before_b", "fail"):
-    for _turn, _tool, _ in sorted(TASK_CALLS, key=lambda c: c[0] != 3):  # write_report first
-        _plan = (_kind, _turn if _kind == "kill_before_b" else _tool)
-        PLANS.append((f"{_kind}:{_tool}", _plan, _kind != "fail", _kind))
-PLANS.append(("ledger_fails:write_report", ("ledger_fails", "write_report"), False, "ledger_fails"))
-PLANS.append(("two_blocks", None, False, "two_blocks"))
+
+def _plans() -> list[tuple[str, tuple | None, bool, str]]:
+    """(run, what the check injects, whether a --resume follows the kill, the group it belongs to), in the order
+    a learner should meet them: the clean run first, write_report (the side effect) first in each group."""
+    plans: list[tuple[str, tuple | None, bool, str]] = [("clean", None, False, "clean")]
+    for kind in ("kill_start", "kill_after", "kill_before_b", "fail"):
+        for turn, tool, _ in sorted(TASK_CALLS, key=lambda c: c[0] != 3):
+            plans.append(
+                (f"{kind}:{tool}", (kind, turn if kind == "kill_before_b" else tool), kind != "fail", kind)
+            )
+    plans.append(("ledger_fails:write_report", ("ledger_fails", "write_report"), False, "ledger_fails"))
+    plans.append(("two_blocks", None, False, "two_blocks"))
+    return plans
+
+
+PLANS = _plans()
 
 GROUPS = {
     "clean": "通常の実行（クラッシュなし）: 3つのツールがそれぞれ1回だけ実行され、台帳には本物の結果が "
@@ -100,7 +109,7 @@ def check_fix(run_tool_uses, time_limit: float = TIME_LIMIT_S, show_answers: boo
 
 
 def _shape(fn) -> str | None:
-    """ "missing", what is wrong with fn as a run_tool_uses, or None."""
+    """What is wrong with fn as a run_tool_uses ("missing" when there is none yet), or None."""
     if fn is Ellipsis or fn is None or fn is MISSING:
         return "missing"
     if not callable(fn):
@@ -197,7 +206,8 @@ def _judge(outcome, time_limit: float) -> str | None:
         tail = (
             "（この環境では止められないので、カーネルを再起動してください）" if outcome.still_running else ""
         )
-        return f"{time_limit:g} 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました{tail}"
+        when = "--resume が " if getattr(outcome, "resuming", False) else ""
+        return f"{when}{time_limit:g} 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました{tail}"
     if outcome.died:
         return f"実行中にプロセスが終わってしまいました（{outcome.died}）。sys.exit や os._exit を呼んでいませんか"
     f = outcome.facts

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -263,10 +264,15 @@ def _where_it_crashed(what: str, order: str, n: int, runs: list[str], ledger: di
 
 
 def _judge_resume(order: str, work: Path) -> str | None:
-    resume = run_harness(work, "--resume", timeout=SCRIPT_TIME_LIMIT_S)
+    what = f"{ORDER_NAMES[order]}（REPRO_CRASH=3）のフォルダを --resume"
+    try:
+        resume = run_harness(work, "--resume", timeout=SCRIPT_TIME_LIMIT_S)
+    except subprocess.TimeoutExpired:
+        return (
+            f"{what}: {SCRIPT_TIME_LIMIT_S} 秒以内に終わりませんでした（作業フォルダに何か置いていませんか）"
+        )
     lines = resume.stdout.splitlines()
     runs = _runs(work)
-    what = f"{ORDER_NAMES[order]}（REPRO_CRASH=3）のフォルダを --resume"
     if resume.returncode != 0:
         first = (resume.stderr.strip().splitlines() or ["（なし）"])[0]
         return f"{what}: 再開がエラーになりました（{first}）"
@@ -330,8 +336,12 @@ def _show(script: Path, workdir: Path, time_limit: float) -> None:
         if not crashed[order]:
             print(f"（{ORDER_NAMES[order]}のスクリプトが疑似クラッシュしなかったので、--resume は省きます）")
             continue
-        resume = run_harness(work, "--resume", timeout=time_limit)
         print(f"$ python -m harness --workdir {work.as_posix()} --resume")
+        try:
+            resume = run_harness(work, "--resume", timeout=time_limit)
+        except subprocess.TimeoutExpired:
+            print(f"（{time_limit:g} 秒で終わらなかったので打ち切りました）")
+            continue
         print(resume.stdout + resume.stderr, end="")
         print(f"EXIT={resume.returncode}")
         report = (work / REPORT_FILE).exists()
