@@ -824,6 +824,13 @@ def test_level2_fix_hanging_in_the_resume_is_stopped_and_named():
     assert verdict.problems == [f"✗ read_notes が始まった瞬間に落として --resume: {expected}"]
 
 
+def test_level2_fix_without_fork_passes_a_right_fix_and_says_what_it_could_not_check():
+    verdict = check_level2_fix(faithful_port, use_fork=False)
+    assert verdict.passed, verdict.report()
+    assert "この環境では fork が使えないので" in verdict.report()
+    assert not check_level2_fix(calls_the_tool_twice_then_records, use_fork=False).passed
+
+
 def test_level2_fix_without_fork_still_keeps_the_time_limit_and_says_the_thread_runs_on():
     stop = threading.Event()
 

@@ -28,7 +28,7 @@ from . import Verdict, internal_error, scratch_dir
 from .answers import MISSING, show
 from .probe import FAIL_TEXT, TASK_CALLS, prepare_child, scenario, two_blocks
 from .probe import resume as resume_run
-from .sandbox import OUTPUT_LIMIT, TIME_LIMIT_S, run_steps
+from .sandbox import OUTPUT_LIMIT, TIME_LIMIT_S, can_fork, run_steps
 
 TITLE = "レベル2 (c) 修正版 run_tool_uses"
 LESSON_ORDER = "レッスン「副作用台帳」の run_tool_uses の順序"
@@ -95,6 +95,11 @@ def check_fix(run_tool_uses, time_limit: float = TIME_LIMIT_S, show_answers: boo
     if problem:
         verdict.fail(problem)
         return verdict
+    if use_fork is False or (use_fork is None and not can_fork()):
+        verdict.notes.append(
+            "（この環境では fork が使えないので、関数はカーネルの中のスレッドで動かします。台帳の書き込みを失敗させる"
+            "確認と、ファイル操作の一部の確認は省きます）"
+        )
     try:
         with scratch_dir() as tmp:
             _run(verdict, run_tool_uses, Path(tmp), time_limit, use_fork)
@@ -485,20 +490,19 @@ def _judge_two_blocks(f: dict) -> str | None:
 
 
 def _recorded_late(f: dict) -> str | None:
-    """Each tool's record is written before the next tool starts (at the moment it succeeds, not in a batch)."""
-    log = f.get("log", [])
-    for i, entry in enumerate(log):
-        if entry[0] != "exec_end":
-            continue
-        for later in log[i + 1 :]:
-            if later[0] == "ledger" and later[1] in ("replace", "in_place"):
-                break
-            if later[0] == "exec_start":
+    """Each tool's record is on disk before the next tool starts (written at the moment it succeeds, not in a batch
+    at the end): what effects.json held as each tool started."""
+    finished: list[str] = []
+    for r in _ran(f):
+        for earlier in finished:
+            if earlier not in r.get("ledger_keys", []):
                 return (
-                    f"{entry[1]} の記録を、次のツール {later[1]} を実行するまで後回しにしています。ツールが成功した"
-                    "その瞬間に1件ずつ書きます（まとめて書くと、そのあいだに落ちたとき、走ったのに記録のない呼び出しが"
-                    "増えます）"
+                    f"{earlier} の記録を、次のツール {r['id']} を実行するまで後回しにしています（{r['id']} が始まった"
+                    f"瞬間の effects.json に {earlier} がありませんでした）。ツールが成功したその瞬間に1件ずつ書きます"
+                    "（まとめて書くと、そのあいだに落ちたとき、走ったのに記録のない呼び出しが増えます）"
                 )
+        if r.get("outcome") == "ran":
+            finished.append(r["id"])
     return None
 
 

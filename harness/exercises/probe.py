@@ -177,12 +177,13 @@ class Watch:
             return {"state": "odd", "detail": problem, "data": plain(data)}
         return {"state": "ok", "data": plain(data, limit=4000)}
 
-    def has(self, tool_use_id: str) -> bool:
+    def keys(self) -> list[str]:
+        """The tool_use_ids effects.json holds right now."""
         try:
             data = json.loads(self.effects.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return False
-        return isinstance(data, dict) and tool_use_id in data
+            return []
+        return [str(k) for k in data] if isinstance(data, dict) else []
 
     def listener(self, event) -> None:
         self.observe()
@@ -207,7 +208,8 @@ class Watch:
             tool_use_id = self.ids.get(name) if self.inside else TASK_IDS.get(name)
             self.observe()
             entry = {"name": name, "id": tool_use_id, "by": "learner" if self.inside else "harness"}
-            entry["ledger_had_id"] = self.has(tool_use_id or "")
+            entry["ledger_keys"] = self.keys()
+            entry["ledger_had_id"] = tool_use_id in entry["ledger_keys"]
             entry["after_kill"] = self.killed
             self.runs.append(entry)
             self.log.append(["exec_start", tool_use_id])
