@@ -136,9 +136,13 @@ def look(moment: object = None, tool: object = None) -> None:
         m, t = _moment(tool), _tool(moment)
     if m is None or t is None:
         if moment is not None or tool is not None:
-            wrong = [f"瞬間 {show(moment)}"] if m is None else []
-            wrong += [f"ツール {show(tool)}"] if t is None else []
-            print(f"{' と '.join(wrong)} は選べません。")
+            wrong = [f"瞬間 {show(moment)}"] if m is None and moment is not None else []
+            wrong += [f"ツール {show(tool)}"] if t is None and tool is not None else []
+            missing = [w for w, v in (("瞬間", moment), ("ツール", tool)) if v is None]
+            if wrong:
+                print(f"{' と '.join(wrong)} は選べません。")
+            if missing:
+                print(f"{'と'.join(missing)}も指定してください。")
         print("使い方: look(瞬間, ツール)  例: look('②', 'write_report')")
         print(
             "  瞬間: " + "、".join(f"{m!r}（{MOMENT_NAMES[m]}）" for m in MOMENTS) + "。1, 2, 3 でも書けます"
