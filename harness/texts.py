@@ -169,6 +169,11 @@ def untrusted(value: object, limit: int = 300, indent_lines: bool = False) -> st
     return shown if len(shown) <= limit else shown[:limit] + "…"
 
 
+def reconcile_line(branch: str) -> str:
+    """The log line of a reconcile branch: the lesson's three, or the idempotent tools' fourth (notebook 12)."""
+    return RECONCILE_LINES.get(branch) or IDEMPOTENT_RECONCILE_LINES[branch]
+
+
 def format_event(kind: str, data: dict) -> str | None:
     """The lesson's log line for one event, or None if the event has no line."""
     if kind == "save_a":
@@ -179,7 +184,7 @@ def format_event(kind: str, data: dict) -> str | None:
     if kind == "resume":
         return f"[resume] turn={data['turn']} pending={data['pending'] or 'なし'} を読み込み"
     if kind == "reconcile":
-        line = RECONCILE_LINES[data["branch"]]
+        line = reconcile_line(data["branch"])
         return f"[resume][reconcile] tool_use_id={data['id']} name={data['name']} {line}"
     if kind == "tool_error":
         error = untrusted(data["error"])
@@ -215,11 +220,11 @@ NO_TOOL_USES = (
     "モデルが stop_reason=tool_use で止まったのに、tool_use を1つも返しませんでした。\n"
     "チェックポイントは直前の地点のまま有効です。原因を確かめてから --resume してください。"
 )
-# reconcile's fourth branch, beside the lesson's three (format_event reads RECONCILE_LINES).
-RECONCILE_LINES["asked-done"] = (
-    "台帳ミスかつ副作用あり、冪等キーで問い合わせ: 実行済み、結果を再利用、再実行しない"
-)
-RECONCILE_LINES["asked-run"] = "台帳ミスかつ副作用あり、冪等キーで問い合わせ: 未実行、いま実行する"
+# reconcile's fourth branch, beside the lesson's three (format_event reads both dicts).
+IDEMPOTENT_RECONCILE_LINES = {
+    "asked-done": "台帳ミスかつ副作用あり、冪等キーで問い合わせ: 実行済み、結果を再利用、再実行しない",
+    "asked-run": "台帳ミスかつ副作用あり、冪等キーで問い合わせ: 未実行、いま実行する",
+}
 IDEMPOTENCY_KEY_LINE = "<!-- 冪等キー: {key} -->"
 REPORT_WRITTEN = "{path} に {chars} 文字のレポートを書き出しました"
 NO_IDEMPOTENCY_KEY = (

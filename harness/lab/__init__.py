@@ -186,7 +186,8 @@ def _norm(value: object) -> object:
 
 def _same(prediction: object, actual: object) -> bool:
     a, b = _norm(prediction), _norm(actual)
-    return type(a) is type(b) and a == b
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+    return (numbers or type(a) is type(b)) and a == b
 
 
 def check_prediction(

@@ -310,7 +310,7 @@ class CrashLab:
             self.branch.value = f"<b>再開時の判断:</b> {NO_RECONCILE}"
         if event.kind == "reconcile":
             self.branch.value = (
-                f"<b>再開時の判断:</b> reconcile → {texts.RECONCILE_LINES[event.data['branch']]}"
+                f"<b>再開時の判断:</b> reconcile → {texts.reconcile_line(event.data['branch'])}"
             )
         self.refresh()
 
