@@ -343,7 +343,10 @@ class CrashLab:
 
     # ---- layout -------------------------------------------------------------------------------------------------
     def _layout(self) -> w.Widget:
-        controls = w.HBox([self.moment, self.turn, w.VBox([self.how, self.slow])])
+        # in a narrow page the last column moves below rather than squeezing the list of crash points
+        controls = w.HBox(
+            [self.moment, self.turn, w.VBox([self.how, self.slow])], layout=w.Layout(flex_flow="row wrap")
+        )
         buttons = w.HBox(
             [
                 self.run_button,
@@ -458,6 +461,9 @@ class CrashLab:
             self.turn.options = options  # (this resets the value to the first option)
             self.turn.value = min(keep, len(options))
         self.turn.description = description
+        # the lesson's short labels fit the default width; a parallel turn's crash points need their own
+        wide = not one_call_per_turn(scenario)
+        self.turn.layout.width, self.turn.layout.flex = ("max-content", "0 0 auto") if wide else (None, None)
         self._update_where()
 
     def _update_where(self) -> None:
