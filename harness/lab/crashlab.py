@@ -3,6 +3,11 @@
 The lab is one more listener of the loop's events: in the kernel it listens directly, for a real process it reads the
 events the command line appends to HARNESS_EVENTS_FILE. Views are widget values (HTML, Image), never printed output,
 so a notebook showing the lab stays stable under nbval.
+
+Any scenario of harness/scenarios.py runs in it (the lesson's by default): in the kernel through run_in_folder, as a
+process with the scenario's flags (cli_args). A parallel turn holds several calls, so the lab then lists every
+occurrence of the chosen moment (crash_moments) instead of the lesson's three turns, shows pendingToolUses (checkpoint
+version 2), and every reconcile of one resume.
 """
 
 from __future__ import annotations
