@@ -161,6 +161,32 @@ def drive_crash_lab(page, screenshot: Path) -> None:
     expect(page.locator(".lab-status")).to_contain_text("終了コード 0 で完了しました", timeout=30_000)
     expect(page.locator(".lab-branch")).to_contain_text("台帳ミスかつ副作用あり、判断不能、is_error を追加")
 
+    # another scenario: the pending set, crashed in the middle of its second turn; one resume, two branches
+    page.locator(".lab-scenario select").select_option(label="並列: 1ターンに複数のツール（--parallel）")
+    expect(page.locator(".lab-status")).to_contain_text("シナリオを「並列」に切り替え", timeout=30_000)
+    expect(page.locator("button.lab-compare")).to_be_disabled()
+    page.get_by_label("カーネル内（疑似キル）").check()
+    page.get_by_label("台帳記録済み・B未保存（レッスンのデモ）").check()
+    page.get_by_label("ターン2 write_report toolu_03 台帳記録直後（地点B未保存）").check()
+    expect(page.locator(".lab-where")).to_contain_text(
+        "CRASH_AFTER=after-effect-write:3 python -m harness --parallel"
+    )
+    page.locator("button.lab-run").click()
+    expect(page.locator(".lab-status")).to_contain_text("after-effect-write:3 で疑似キル", timeout=30_000)
+    facts = page.locator(".lab-facts")
+    expect(facts).to_contain_text("pendingToolUses: [write_report (toolu_03), write_report (toolu_04)]")
+    expect(facts).to_contain_text("台帳に pending の id: toolu_03 あり・toolu_04 なし")
+    page.locator("button.lab-resume").click()
+    branch = page.locator(".lab-branch")
+    expect(branch).to_contain_text(
+        "tool_use_id=toolu_03 name=write_report 台帳ヒット、結果を再利用、再実行しない", timeout=30_000
+    )
+    expect(branch).to_contain_text(
+        "tool_use_id=toolu_04 name=write_report 台帳ミスかつ副作用あり、判断不能、is_error を追加"
+    )
+    page.locator("button.lab-run").scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot.with_name(screenshot.stem + "_parallel.png")), full_page=True)
+
 
 def test_crash_lab_in_jupyterlab(sandbox):
     root, env = sandbox
