@@ -22,6 +22,7 @@ from .parallel import ParallelScriptedModel, run_agent_v2
 from .run import Event, Run
 from .tools import TOOL_SCHEMAS
 from .vocab import (
+    ALL_LABELS,
     CHECKPOINT_FILE,
     EFFECTS_FILE,
     FIXED_TIME_MS,
@@ -120,20 +121,42 @@ def crash_moments(scenario: str) -> dict[str, list[str]]:
     return moments
 
 
+def choose_moment(scenario: str, text: str) -> tuple[str, int, str] | None:
+    """A try-it cell's "LABEL:N" read against the scenario's crash moments: (label, n, what that moment is), or None
+    after printing which LABEL:N the scenario has (a notebook shows a message, never a traceback)."""
+    moments = crash_moments(scenario)
+    label, _, n = str(text).strip().partition(":")
+    if label in moments and n.strip().isdigit() and 1 <= int(n) <= len(moments[label]):
+        return label, int(n), moments[label][int(n) - 1]
+    print(texts.UNKNOWN_MOMENT.format(text=text))
+    # the turn's four moments first, then the writers'
+    for name in sorted(moments, key=list(ALL_LABELS).index):
+        occurrences = moments[name]
+        line = texts.MOMENT_ONLY_ONE if len(occurrences) == 1 else texts.MOMENT_RANGE
+        print(line.format(label=name, count=len(occurrences)))
+    return None
+
+
 def summary(workdir: str | Path) -> str:
-    """One line per file, for either checkpoint version: the pending call(s), the ledger's keys, the tool runs, and
-    which outputs exist. Plain text with relative names, stable in a notebook."""
+    """One line per file, for either checkpoint version: the version and pending call(s), the ledger's keys, the tool
+    runs, and whether each output exists (the lines of harness.lab.summary, plus version= and, for the --parallel
+    task, summary.txt).
+    Plain text with relative names, stable in a notebook."""
     folder = Path(workdir)
-    lines = []
+    lines, parallel = [], False
     try:
         cp = json.loads((folder / CHECKPOINT_FILE).read_text(encoding="utf-8"))
-        if "pendingToolUses" in cp:
+        parallel = "pendingToolUses" in cp
+        if parallel:
             pending = "[" + ", ".join(f"{p['name']} ({p['id']})" for p in cp["pendingToolUses"]) + "]"
             field = "pendingToolUses"
         else:
             p = cp["pendingToolUse"]
             pending, field = (f"{p['name']} ({p['id']})" if p else "null"), "pendingToolUse"
-        lines.append(f"checkpoint.json: version={cp['version']} turns={cp['turns']} {field}={pending}")
+        lines.append(
+            f"checkpoint.json: version={cp['version']} turns={cp['turns']} {field}={pending} "
+            f"messages={len(cp['messages'])}件"
+        )
     except FileNotFoundError:
         lines.append("checkpoint.json: なし")
     except (ValueError, KeyError, TypeError, OSError):
@@ -150,6 +173,7 @@ def summary(workdir: str | Path) -> str:
     except OSError:
         runs = []
     lines.append(f"tool-runs.log: {' / '.join(runs) if runs else '（実行なし）'}")
-    outputs = [name for name in (REPORT_FILE, SUMMARY_FILE) if (folder / name).exists()]
-    lines.append(f"出力: {', '.join(outputs) if outputs else 'なし'}")
+    lines.append(f"{REPORT_FILE}: {'あり' if (folder / REPORT_FILE).exists() else 'なし'}")
+    if parallel or (folder / SUMMARY_FILE).exists():  # the --parallel task's second output
+        lines.append(f"{SUMMARY_FILE}: {'あり' if (folder / SUMMARY_FILE).exists() else 'なし'}")
     return "\n".join(lines)

@@ -76,7 +76,8 @@ SPECIAL_FILE_REFUSED = (
 FOLDER_IN_PLACE = "フォルダです"
 LEDGER_DISAGREES = (
     "{path} は、隣の副作用台帳と食い違っています（{detail}）。推測で補わずに読み込みを拒否します。\n"
-    "report.txt と tool-runs.log で何が実行済みかを確かめてから、両方を削除し --resume なしで最初からやり直してください。"
+    "report.txt と tool-runs.log で何が実行済みかを確かめてから、checkpoint.json と effects.json の両方を削除し、"
+    "--resume なしで最初からやり直してください。"
 )
 WORKDIR_NOT_FOLDER = "作業フォルダ {path} はフォルダではありません。\n別の --workdir を指定してください。"
 NOT_OUR_FOLDER = (
@@ -240,6 +241,12 @@ MOMENT_EFFECT_WRITTEN = "ターン{turn} {name} {id} 台帳記録直後（地点
 MOMENT_SAVE_B = "ターン{turn} 地点B保存直後"
 MOMENT_CHECKPOINT_WRITE = "ターン{turn} 地点{point}の checkpoint.json 書き込み中"
 MOMENT_EFFECTS_WRITE = "ターン{turn} {name} {id} の effects.json 書き込み中"
+UNKNOWN_MOMENT = (
+    "{text!r} はこのタスクの落とす瞬間として読めません。\n"
+    '"LABEL:N" の形で、LABEL と N は次のどれかを指定してください（例: "after-tool-run:3"）:'
+)
+MOMENT_RANGE = "  {label}:1〜{count}"
+MOMENT_ONLY_ONE = "  {label}:1"
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -210,6 +210,15 @@ def check_prediction(
     return False
 
 
+# reconcile's branches in the lesson's words: a prediction written this way is right too (check_prediction's accept=).
+BRANCH_WORDS = {
+    "hit": ("台帳ヒット", "ヒット", "再利用"),
+    "rerun": ("再実行", "読み取り専用", "読み取り専用の再実行"),
+    "unknown": ("判断不能", "is_error", "不明"),
+    "なし": ("reconcile なし", "補完なし"),
+}
+
+
 # Two work folders side by side (notebook 07 and the Crash Lab's compare mode put moments ① and ② next to each other).
 COMPARED = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE, REPORT_FILE)
 
