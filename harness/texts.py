@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 TASK = "sales-notes.txt を短いレポートにまとめて report.txt に書き出してください。"
@@ -111,6 +112,10 @@ BAD_CRASH_AFTER = (
     "CRASH_AFTER={value} は読めません。LABEL:N の形で、LABEL は {labels} のいずれか、N は 1 以上の整数です。\n"
     "例: CRASH_AFTER=after-effect-write:3 python -m harness"
 )
+CHECKPOINT_VERSION_2_BY_PARALLEL = (
+    "{path} の version=2 です。これは --parallel が書いたチェックポイントで、--parallel なしでは読めないため"
+    "読み込みを拒否します。\n削除せずに、python -m harness --parallel --resume で続きから再開してください。"
+)
 BAD_CRASH_PLAN = (
     "CrashPlan({label!r}, {n!r}) では止める瞬間を作れません。\n"
     'ラベルは {labels} のいずれか、回数は 1 以上の整数です（"2" ではなく 2）。'
@@ -168,6 +173,14 @@ def untrusted(value: object, limit: int = 300, indent_lines: bool = False) -> st
         "\n    " if c == "\n" and indent_lines else c if c.isprintable() else repr(c)[1:-1] for c in text
     )
     return shown if len(shown) <= limit else shown[:limit] + "…"
+
+
+def version_refused(path, version: object) -> str:
+    """Why a checkpoint of another version is refused, and what to do: a version 2 written by --parallel is not
+    deleted but resumed with --parallel --resume; any other version, the lesson's advice."""
+    if version == 2 and type(version) is int:
+        return CHECKPOINT_VERSION_2_BY_PARALLEL.format(path=path)
+    return CHECKPOINT_VERSION.format(path=path, version=json.dumps(version, ensure_ascii=False))
 
 
 def reconcile_line(branch: str) -> str:

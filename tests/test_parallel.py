@@ -84,8 +84,9 @@ def test_the_lessons_loader_refuses_version_2_with_its_message(workdir):
     with pytest.raises(HarnessError) as err:
         load_checkpoint(workdir / "checkpoint.json")
     assert str(err.value) == (
-        f"{workdir / 'checkpoint.json'} の version=2 です。このプログラムは version=1 しか受け付けないため、"
-        "読み込みを拒否します。\nこのファイルを削除し、--resume なしで最初からやり直してください。"
+        f"{workdir / 'checkpoint.json'} の version=2 です。これは --parallel が書いたチェックポイントで、"
+        "--parallel なしでは読めないため読み込みを拒否します。\n"
+        "削除せずに、python -m harness --parallel --resume で続きから再開してください。"
     )
 
 
@@ -94,7 +95,8 @@ def test_resume_without_parallel_refuses_the_version_2_checkpoint_and_leaves_it(
     before = (workdir / "checkpoint.json").read_bytes()
     proc = run_cli(workdir, "--resume")
     assert proc.returncode == 1 and proc.stdout == "" and "Traceback" not in proc.stderr
-    assert "の version=2 です。このプログラムは version=1 しか受け付けない" in proc.stderr
+    assert "の version=2 です。これは --parallel が書いたチェックポイント" in proc.stderr
+    assert "削除せずに、python -m harness --parallel --resume" in proc.stderr
     assert (workdir / "checkpoint.json").read_bytes() == before
     assert run_cli(workdir, "--parallel", "--resume").returncode == 0
 
