@@ -1,10 +1,10 @@
-"""Level 2 reproduction (to complete): the reversed ledger, crashed between the ledger write and the tool call.
+"""レベル2の再現スクリプト（未完成）: 台帳を逆順に書くと、台帳の書き込みとツール実行のあいだのクラッシュで何が起きるか。
 
-Usage:  REPRO_CRASH=3 python level2_repro.py wrong|fixed WORKDIR
-        (REPRO_CRASH=N dies just before the N-th tool call; without it the run goes to the end.)
-Then:   python -m harness --workdir WORKDIR --resume
+使い方:  REPRO_CRASH=3 python level2_repro.py wrong|fixed 作業フォルダ
+         （REPRO_CRASH=N なら N 回目のツール呼び出しの直前で疑似キル。REPRO_CRASH がなければ最後まで走る）
+そのあと: python -m harness --workdir 作業フォルダ --resume
 
-Fill in the three TODOs. The check is harness.exercises.level2.check_level2_repro("level2_repro.py").
+3つの TODO を埋めてください。チェックは notebook の check_level2_repro("level2_repro.py") です。
 """
 
 import os
@@ -15,20 +15,21 @@ from harness.ledger import save_effect  # noqa: F401
 
 
 class Crash:
-    """The crash point, controlled by the environment: dies on the N-th pass when REPRO_CRASH=N."""
+    """環境変数で制御する疑似クラッシュ地点: REPRO_CRASH=N なら N 回目に通ったところで落ちる。"""
 
     def __init__(self):
         self.target = int(os.environ.get("REPRO_CRASH", "0"))
         self.passes = 0
 
     def point(self):
-        # TODO 1: count this pass; on the REPRO_CRASH-th pass, raise SimulatedCrash(f"REPRO_CRASH={self.target}")
+        # TODO 1: 通った回数を数え、REPRO_CRASH 回目なら raise SimulatedCrash(f"REPRO_CRASH={self.target}")
         raise NotImplementedError("TODO 1: Crash.point")
 
 
 def make_wrong(crash):
     def run_tool_uses_wrong(run, content):
-        # TODO 2: the production order (run_tool_uses_prod), with crash.point() between save_effect and execute_tool
+        """本番の順序: 記録（プレースホルダ）→ クラッシュ地点 → 実行。"""
+        # TODO 2: run_tool_uses_prod と同じ順序にし、save_effect と execute_tool のあいだで crash.point() を呼ぶ
         raise NotImplementedError("TODO 2: run_tool_uses_wrong")
 
     return run_tool_uses_wrong
@@ -36,7 +37,8 @@ def make_wrong(crash):
 
 def make_fixed(crash):
     def run_tool_uses_fixed(run, content):
-        # TODO 3: the lesson's order, with crash.point() at the same place: before the tool runs
+        """レッスンの順序: 同じクラッシュ地点 → 実行 → 本物の結果を記録。"""
+        # TODO 3: レッスンの順序にし、crash.point() は同じ場所（ツールが走る前）に置く
         raise NotImplementedError("TODO 3: run_tool_uses_fixed")
 
     return run_tool_uses_fixed
@@ -50,7 +52,7 @@ def main():
     try:
         run_agent(Run(workdir), ScriptedModel(), tools=TOOL_SCHEMAS, run_tool_uses=run_tool_uses)
     except SimulatedCrash as err:
-        print(f"[kill] {err}")
+        print(f"[kill] {err}")  # レッスンの main と同じく、疑似キルは 137 で終わる
         sys.exit(137)
     print("[done] 最後まで走りました")
 

@@ -7,6 +7,7 @@ never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -20,7 +21,7 @@ from .crash import CrashPlan, SimulatedCrash
 from .errors import HarnessError
 from .lock import hold_workdir
 from .loop import run_agent
-from .models import DEFAULT_DEADLINE_S, APIError, ResponseRefused, ScriptedModel
+from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
 from .run import Run, wall_clock_ms
 from .tools import TOOL_SCHEMAS
 from .vocab import CHECKPOINT_FILE
@@ -31,10 +32,15 @@ EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 
-USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real]
+USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real] [--parallel] [--idempotent]
+                          [--engine dbos [--database-url URL]]
   --resume        checkpoint.json から再開する（reconcile してから続ける）
   --real          本物の Messages API を使う（ANTHROPIC_API_KEY が必要。モデルは ANTHROPIC_MODEL で変えられる）
   --workdir DIR   作業フォルダ（既定: {DEFAULT_WORKDIR}）
+  --parallel      レッスンの先へ: 1ターンに複数のツール（チェックポイント version 2、notebook 11）
+  --idempotent    レッスンの先へ: 冪等キーで問い合わせられる write_report（reconcile の第4の分岐、notebook 12）
+  --engine dbos   レッスンの先へ: 同じタスクを DBOS のワークフローとして走らせる（--resume は DBOS が回復する、notebook 13）
+  --database-url URL  DBOS のシステムデータベース（既定: 作業フォルダの dbos.sqlite。環境変数 HARNESS_DATABASE_URL も可）
 環境変数: CRASH_AFTER=LABEL:N（LABEL は after-save-a, after-tool-run, after-effect-write, after-save-b）
           CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
           HARNESS_SLOW_MS=N（1ステップごとに N ミリ秒止まる。授業で落とす瞬間を見せるため）
@@ -48,15 +54,40 @@ class Options:
 
     def __init__(self, resume: bool = False, workdir: str = DEFAULT_WORKDIR, real: bool = False) -> None:
         self.resume, self.workdir, self.real = resume, workdir, real
+        self.parallel = self.idempotent = False  # beyond the lesson (harness/scenarios.py)
+        self.engine: str | None = None  # --engine dbos
+        self.database_url: str | None = None  # --database-url (with --engine dbos)
 
 
 def main(options: Options, env=os.environ) -> str:
     """レッスンの main(): 決めることはちょうど1つ、--resume があるかどうか。"""
     run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
               listeners=listeners_from_env(env))  # fmt: skip
-    client = make_client(options.real, env)  # スクリプト化されたモデル（既定）か、本物の Messages API
+    client = make_client(options.real)  # スクリプト化されたモデル（既定）か、本物の Messages API
     with hold_workdir(run.workdir):  # 1つの作業フォルダに書くのは1プロセスだけ
         return run_agent(run, client, texts.TASK, TOOL_SCHEMAS, resume=options.resume)
+
+
+def main_dbos(options: Options, env=os.environ) -> str:
+    """Beyond the lesson (--engine dbos): the same task as a DBOS workflow (harness/engine_dbos.py, notebook 13)."""
+    from .engine_dbos import main as dbos_main  # imports dbos and SQLAlchemy: only with --engine dbos
+
+    run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
+              listeners=listeners_from_env(env))  # fmt: skip
+    return dbos_main(options, run, make_client(options.real), env)
+
+
+def main_beyond(options: Options, env=os.environ) -> str:
+    """Beyond the lesson (--parallel, --idempotent): the same run as main(), the scenario of harness/scenarios.py."""
+    from .scenarios import run_scenario, scenario_of
+
+    run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
+              listeners=listeners_from_env(env))  # fmt: skip
+    # the scenario's scripted model, or the real API (several tool_use blocks a turn with --parallel)
+    client = make_client(True, env, parallel=options.parallel) if options.real else None
+    with hold_workdir(run.workdir):
+        scenario = scenario_of(options.parallel, options.idempotent)
+        return run_scenario(run, scenario, resume=options.resume, client=client)
 
 
 def parse_args(argv: list[str]) -> Options:
@@ -68,10 +99,14 @@ def parse_args(argv: list[str]) -> Options:
             options.resume = True
         elif arg == "--real":
             options.real = True
+        elif arg in ("--parallel", "--idempotent"):
+            setattr(options, arg[2:], True)
         elif arg == "--workdir" and rest:
             options.workdir = rest.pop(0)
         elif arg.startswith("--workdir="):
             options.workdir = arg.split("=", 1)[1]
+        elif arg in ("--engine", "--database-url") and rest:
+            setattr(options, arg[2:].replace("-", "_"), rest.pop(0))
         elif arg in ("-h", "--help"):
             _say(USAGE)
             raise SystemExit(0)
@@ -80,6 +115,12 @@ def parse_args(argv: list[str]) -> Options:
             raise SystemExit(EXIT_USAGE)
     if not options.workdir.strip():
         _say(texts.EMPTY_WORKDIR, sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+    if options.engine not in (None, "dbos"):
+        _say(texts.DBOS_BAD_ENGINE.format(value=texts.untrusted(options.engine)), sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+    if options.database_url and options.engine is None:
+        _say(texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url"), sys.stderr)
         raise SystemExit(EXIT_USAGE)
     return options
 
@@ -133,13 +174,13 @@ def listeners_from_env(env) -> list:
     return listeners
 
 
-def make_client(real: bool, env=os.environ):
+def make_client(real: bool, env=os.environ, parallel: bool = False):
     if not real:
         return ScriptedModel()
     deadline = api_deadline_from_env(env)
     from .models import AnthropicClient  # imports anthropic: only on --real
 
-    return AnthropicClient(deadline_s=deadline, on_wait=say_waiting)
+    return AnthropicClient(deadline_s=deadline, on_wait=say_waiting, parallel=parallel)
 
 
 def api_deadline_from_env(env) -> float:
@@ -169,28 +210,32 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         _say(texts.NO_API_KEY, sys.stderr)
         return EXIT_ERROR
     try:
-        if options.real:
-            api_deadline_from_env(env)  # a bad setting is refused before the folder is touched
         workdir = Path(options.workdir)
         if os.path.lexists(workdir) and not workdir.is_dir():
             raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=workdir))
         if options.resume and not workdir.is_dir():
             raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
         workdir.mkdir(parents=True, exist_ok=True)
-        main(options, env)
+        if options.engine == "dbos":  # beyond the lesson (notebook 13)
+            main_dbos(options, env)
+        elif options.parallel or options.idempotent:  # beyond the lesson (notebooks 11, 12)
+            main_beyond(options, env)
+        else:
+            main(options, env)
     except SimulatedCrash:
         return EXIT_CRASHED  # the [kill] line was printed by the crash event
     except KeyboardInterrupt:
-        _ignore_further_interrupts()  # a second Ctrl-C while this line is printed must not become a traceback
         _say(texts.INTERRUPTED, sys.stderr)
         return EXIT_INTERRUPTED
     except HarnessError as err:
         _say(f"エラー: {err}", sys.stderr)
         return EXIT_ERROR
     except APIError as err:
+        kind = texts.API_KINDS.get(err.status, "HTTP エラー")
         saved = os.path.lexists(Path(options.workdir, CHECKPOINT_FILE))
         hint = texts.API_RESUME_HINT if saved else texts.API_RESTART_HINT
-        _say(f"エラー: {api_failure(err)}\n{hint}", sys.stderr)
+        message = texts.API_FAILED.format(kind=kind, status=err.status, message=texts.untrusted(err.message))
+        _say(f"エラー: {message}\n{hint}", sys.stderr)
         return EXIT_ERROR
     except Exception as err:  # a bug: still no traceback unless asked for
         if env.get("HARNESS_DEBUG"):
@@ -203,28 +248,14 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
     return 0
 
 
-def api_failure(err: APIError) -> str:
-    """One line saying how the model call failed; the server's words escaped (it may send any bytes)."""
-    message = texts.untrusted(err.message)
-    if isinstance(err, ResponseRefused):
-        return message
-    if not err.status:
-        return texts.API_FAILED_NO_STATUS.format(message=message)
-    kind = texts.API_KINDS.get(err.status, "HTTP エラー")
-    return texts.API_FAILED.format(kind=kind, status=err.status, message=message)
-
-
-def _ignore_further_interrupts() -> None:
-    # An object Ctrl-C left half-built (the SDK's HTTP client) may fail in its finalizer later: noise, not news.
-    sys.unraisablehook = lambda unraisable: None
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread (cli() called from a thread): nothing to do
-        pass
-
-
 def _tolerate_any_terminal() -> None:
-    """A terminal that cannot show Japanese (ASCII, Latin-1) gets escapes instead of a crash."""
+    """A terminal that cannot show Japanese (ASCII, Latin-1) gets escapes instead of a crash.
+
+    And no "Exception ignored" noise: an object that Ctrl-C left half-built (the SDK's HTTP client) may fail in
+    its finalizer at exit, which tells the person nothing (HARNESS_DEBUG=1 keeps Python's report).
+    """
+    if not os.environ.get("HARNESS_DEBUG"):
+        sys.unraisablehook = lambda unraisable: None
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.reconfigure(errors="backslashreplace")
@@ -250,5 +281,15 @@ def _exit(code: int) -> None:
     sys.exit(code)
 
 
+def _run() -> int:
+    """cli(), and a second Ctrl-C that lands while the first one's line is being printed: still exit 130, quietly."""
+    try:
+        return cli()
+    except KeyboardInterrupt:
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return EXIT_INTERRUPTED
+
+
 if __name__ == "__main__":
-    _exit(cli())
+    _exit(_run())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -34,7 +33,7 @@ def load_checkpoint(path: Path) -> dict:
         raise HarnessError(texts.CHECKPOINT_MISSING.format(path=path)) from None
     if isinstance(cp, dict) and cp.get("version", CHECKPOINT_VERSION) != CHECKPOINT_VERSION:
         # 構造が変わった古い（新しい）ファイルを、無理やり今のフォーマットとして読まない
-        raise HarnessError(texts.CHECKPOINT_VERSION.format(path=path, version=json.dumps(cp["version"])))
+        raise HarnessError(texts.version_refused(path, cp["version"]))
     problem = checkpoint_problem(cp)
     if problem:
         raise HarnessError(texts.CHECKPOINT_SHAPE.format(path=path, detail=problem))

@@ -46,9 +46,7 @@ class CrashPlan:
 
     def __init__(self, label: str, n: int, mode: str = "simulated") -> None:
         if label not in ALL_LABELS or type(n) is not int or n < 1:
-            raise HarnessError(
-                texts.BAD_CRASH_AFTER.format(value=f"{label}:{n}", labels=", ".join(ALL_LABELS))
-            )
+            raise HarnessError(texts.BAD_CRASH_PLAN.format(label=label, n=n, labels=", ".join(ALL_LABELS)))
         if mode not in CRASH_MODES:
             raise HarnessError(texts.BAD_CRASH_MODE.format(value=mode))
         self.label, self.n, self.mode = label, n, mode

@@ -148,11 +148,13 @@ def wait_notice_every(deadline_s: float) -> float:
     return min(10.0, deadline_s / 4)
 
 
-class ResponseRefused(APIError):
-    """A response the harness will not take (odd values, not JSON, a second tool_use): nothing of it is saved."""
+MANY_TOOL_USES = 64  # --parallel: how many tool_use blocks one response may carry
 
-    def __init__(self, message: str):
-        super().__init__(0, message)
+
+class ResponseRefused(APIError):
+    """A response the harness will not take (odd values, not JSON, a second tool_use): nothing of it is saved.
+
+    Its status is the HTTP status the body came with (a success, 200: the body is what is wrong)."""
 
 
 class AnthropicClient:
@@ -176,52 +178,57 @@ class AnthropicClient:
         *,
         deadline_s: float = DEFAULT_DEADLINE_S,
         on_wait=None,
-        max_tool_uses: int = 1,
+        parallel: bool = False,
+        max_tool_uses: int | None = None,
         **client_kwargs: object,
     ) -> None:
         import anthropic  # lazy: importing it costs seconds
 
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         self.max_tokens = max_tokens
+        self.parallel = bool(parallel)  # beyond the lesson: --parallel (several tool_use blocks a turn)
         self.deadline_s = float(deadline_s)
         self.on_wait = on_wait
-        self.max_tool_uses = max_tool_uses
+        self.max_tool_uses = (
+            max_tool_uses if max_tool_uses is not None else (MANY_TOOL_USES if parallel else 1)
+        )
         self._anthropic = anthropic
         self._kwargs = {"timeout": self.deadline_s, "max_retries": 2, **client_kwargs}
         self._client = anthropic.Anthropic(**self._kwargs)
         self.messages = self
 
     def create(self, *, messages: list[dict], tools: list[dict] | None = None, **_: object) -> dict:
-        body = self._call_within_deadline(messages, tools or [])
+        status, body = self._call_within_deadline(messages, tools or [])
         try:
             response = parse_json(body)
         except (UnicodeDecodeError, ValueError, RecursionError):
-            raise ResponseRefused(texts.RESPONSE_NOT_JSON) from None
+            raise ResponseRefused(status, texts.RESPONSE_NOT_JSON) from None
         problem = response_problem(response, messages, self.max_tool_uses)
         if problem:
-            raise ResponseRefused(texts.RESPONSE_REFUSED.format(detail=problem))
+            raise ResponseRefused(status, texts.RESPONSE_REFUSED.format(detail=problem))
         return _without_nulls(response)
 
-    def _request(self, messages: list[dict], tools: list[dict]) -> bytes:
+    def _request(self, messages: list[dict], tools: list[dict]) -> tuple[int, bytes]:
         raw = self._client.messages.with_raw_response.create(
             model=self.model,
             max_tokens=self.max_tokens,
             tools=tools,
             messages=messages,
-            # one tool per turn: the lesson's single-pending-call protocol
-            tool_choice={"type": "auto", "disable_parallel_tool_use": True},
+            # one tool per turn: the lesson's single-pending-call protocol (--parallel: several)
+            tool_choice={"type": "auto", **({} if self.parallel else {"disable_parallel_tool_use": True})},
         )
-        return raw.read()
+        return raw.http_response.status_code, raw.read()
 
-    def _call_within_deadline(self, messages: list[dict], tools: list[dict]) -> bytes:
-        """The raw body of one call made in a worker thread, waited for at most deadline_s (Ctrl-C still works)."""
+    def _call_within_deadline(self, messages: list[dict], tools: list[dict]) -> tuple[int, bytes]:
+        """(HTTP status, raw body) of one call made in a worker thread, waited for at most deadline_s (Ctrl-C
+        still works)."""
         import threading  # here: only --real needs it, and the scripted command line starts without it
 
         outcome: dict = {}
 
         def call() -> None:
             try:
-                outcome["body"] = self._request(messages, tools)
+                outcome["answer"] = self._request(messages, tools)
             except BaseException as err:  # noqa: BLE001 (handed to the waiting thread)
                 outcome["error"] = err
 
@@ -247,7 +254,7 @@ class AnthropicClient:
             raise APIError(0, texts.API_DEADLINE.format(seconds=f"{self.deadline_s:g}"))
         if "error" in outcome:
             raise self._translate(outcome["error"]) from None
-        return outcome["body"]
+        return outcome["answer"]
 
     def _abandon(self) -> None:
         """Close the connection the abandoned call is stuck on (so its thread ends), and start a fresh client."""

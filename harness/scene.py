@@ -165,8 +165,8 @@ def _tool_use_ids(messages: list) -> set[str]:
 def saved_state_problem(path: Path, data: bytes) -> str | None:
     """Why the loader would refuse these bytes as the state file `path` (checkpoint.json or effects.json), or None.
 
-    The writer asks this before it writes a state file: the harness never saves a file it would refuse to load.
-    A checkpoint of another version is left to the loader of that version.
+    The writer asks this before it writes a state file: the harness never saves a file it would refuse to load
+    for what it holds. A checkpoint of another version is left to the loader of that version.
     """
     try:
         obj = parse_json(data)
@@ -177,9 +177,15 @@ def saved_state_problem(path: Path, data: bytes) -> str | None:
     if not (isinstance(obj, dict) and obj.get("version") == CHECKPOINT_VERSION):
         return None
     problem = checkpoint_problem(obj)
-    if problem:
+    if problem or not obj["pendingToolUse"]:
         return problem
-    return ledger_problem(obj, read_ledger(path.with_name(EFFECTS_FILE)))
+    # What the model can make disagree with the ledger is the pending call (an id used before, for another tool).
+    # A ledger the checkpoint does not know, or a broken one, is the ledger's problem: the loader names it.
+    try:
+        effects = read_ledger(path.with_name(EFFECTS_FILE))
+    except HarnessError:
+        return None
+    return pending_record_problem(obj["pendingToolUse"], effects)
 
 
 def read_ledger(path: Path) -> dict[str, dict]:
@@ -212,13 +218,21 @@ def ledger_problem(cp: dict, effects: dict) -> str | None:
     pending = cp["pendingToolUse"]
     if pending:
         known.add(pending["id"])
-        hit = effects.get(pending["id"])
-        if hit and hit["name"] != pending["name"]:
-            return f"台帳の {pending['id']} は {hit['name']} の記録で、宙ぶらりんな呼び出し {pending['name']} のものではありません"
+        problem = pending_record_problem(pending, effects)
+        if problem:
+            return problem
     unknown = [k for k in effects if k not in known]
     if unknown:
         return (
             f"台帳にはこのチェックポイントが知らない呼び出し {', '.join(unknown)} の記録があります"
             "（チェックポイントが台帳より古い）"
         )
+    return None
+
+
+def pending_record_problem(pending: dict, effects: dict) -> str | None:
+    """A ledger record under the pending call's id that is for another tool (an id used twice), or None."""
+    hit = effects.get(pending["id"])
+    if hit and hit["name"] != pending["name"]:
+        return f"台帳の {pending['id']} は {hit['name']} の記録で、宙ぶらりんな呼び出し {pending['name']} のものではありません"
     return None

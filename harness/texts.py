@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 TASK = "sales-notes.txt を短いレポートにまとめて report.txt に書き出してください。"
@@ -76,7 +77,8 @@ SPECIAL_FILE_REFUSED = (
 FOLDER_IN_PLACE = "フォルダです"
 LEDGER_DISAGREES = (
     "{path} は、隣の副作用台帳と食い違っています（{detail}）。推測で補わずに読み込みを拒否します。\n"
-    "report.txt と tool-runs.log で何が実行済みかを確かめてから、両方を削除し --resume なしで最初からやり直してください。"
+    "report.txt と tool-runs.log で何が実行済みかを確かめてから、checkpoint.json と effects.json の両方を削除し、"
+    "--resume なしで最初からやり直してください。"
 )
 WORKDIR_NOT_FOLDER = "作業フォルダ {path} はフォルダではありません。\n別の --workdir を指定してください。"
 NOT_OUR_FOLDER = (
@@ -108,12 +110,19 @@ NOT_UTF8 = (
 )
 CANNOT_OPEN = "{path} を開けません（{detail}）"
 CANNOT_WRITE = "{path} に書けません（{detail}）"
-ALREADY_RECORDED = "{name} の呼び出し {id} は台帳に記録済みです（すでに実行されています）。副作用の重複を避けるため再実行しません"
 
 # The command line.
 BAD_CRASH_AFTER = (
     "CRASH_AFTER={value} は読めません。LABEL:N の形で、LABEL は {labels} のいずれか、N は 1 以上の整数です。\n"
     "例: CRASH_AFTER=after-effect-write:3 python -m harness"
+)
+CHECKPOINT_VERSION_2_BY_PARALLEL = (
+    "{path} の version=2 です。これは --parallel が書いたチェックポイントで、--parallel なしでは読めないため"
+    "読み込みを拒否します。\n削除せずに、python -m harness --parallel --resume で続きから再開してください。"
+)
+BAD_CRASH_PLAN = (
+    "CrashPlan({label!r}, {n!r}) では止める瞬間を作れません。\n"
+    'ラベルは {labels} のいずれか、回数は 1 以上の整数です（"2" ではなく 2）。'
 )
 BAD_CRASH_MODE = "CRASH_MODE={value} は読めません。simulated（既定）か sigkill を指定してください。"
 MULTIPLE_TOOL_USES = (
@@ -134,7 +143,8 @@ NO_API_KEY = "エラー: --real には環境変数 ANTHROPIC_API_KEY が必要�
 API_TIMEOUT = "API の応答がタイムアウトしました"
 API_CONNECTION = "API に接続できませんでした（{error}）"
 API_KINDS = {
-    0: "接続できません",
+    0: "接続できないか応答がありません",
+    200: "応答を受け付けません",
     400: "リクエストが不正",
     401: "認証エラー",
     403: "権限がありません",
@@ -145,7 +155,6 @@ API_KINDS = {
     529: "API が過負荷",
 }
 API_FAILED = "モデルの API 呼び出しが失敗しました（{kind}、HTTP {status}）: {message}"
-API_FAILED_NO_STATUS = "モデルの API 呼び出しが失敗しました: {message}"
 API_DEADLINE = (
     "API の応答が上限の {seconds} 秒以内に返りませんでした（上限は HARNESS_API_DEADLINE_S で変えられます）"
 )
@@ -154,10 +163,8 @@ API_WAITING = (
     "Ctrl-C で止めても --resume で再開できます）"
 )
 API_ODD_ERROR = "API クライアントが失敗しました（{error}）"
-RESPONSE_NOT_JSON = (
-    "モデルの応答を受け付けません（厳密な JSON ではありません）。応答のどの部分も保存していません"
-)
-RESPONSE_REFUSED = "モデルの応答を受け付けません（{detail}）。応答のどの部分も保存していません"
+RESPONSE_NOT_JSON = "厳密な JSON ではありません。応答のどの部分も保存していません"
+RESPONSE_REFUSED = "{detail}。応答のどの部分も保存していません"
 BAD_API_DEADLINE = (
     "HARNESS_API_DEADLINE_S={value} は読めません。\n"
     "モデル呼び出し1回にかけてよい秒数を、0 より大きい数で指定してください。"
@@ -187,6 +194,19 @@ def untrusted(value: object, limit: int = 300, indent_lines: bool = False) -> st
     return shown if len(shown) <= limit else shown[:limit] + "…"
 
 
+def version_refused(path, version: object) -> str:
+    """Why a checkpoint of another version is refused, and what to do: a version 2 written by --parallel is not
+    deleted but resumed with --parallel --resume; any other version, the lesson's advice."""
+    if version == 2 and type(version) is int:
+        return CHECKPOINT_VERSION_2_BY_PARALLEL.format(path=path)
+    return CHECKPOINT_VERSION.format(path=path, version=json.dumps(version, ensure_ascii=False))
+
+
+def reconcile_line(branch: str) -> str:
+    """The log line of a reconcile branch: the lesson's three, or the idempotent tools' fourth (notebook 12)."""
+    return RECONCILE_LINES.get(branch) or IDEMPOTENT_RECONCILE_LINES[branch]
+
+
 def format_event(kind: str, data: dict) -> str | None:
     """The lesson's log line for one event, or None if the event has no line."""
     if kind == "save_a":
@@ -197,7 +217,7 @@ def format_event(kind: str, data: dict) -> str | None:
     if kind == "resume":
         return f"[resume] turn={data['turn']} pending={data['pending'] or 'なし'} を読み込み"
     if kind == "reconcile":
-        line = RECONCILE_LINES[data["branch"]]
+        line = reconcile_line(data["branch"])
         return f"[resume][reconcile] tool_use_id={data['id']} name={data['name']} {line}"
     if kind == "tool_error":
         error = untrusted(data["error"])
@@ -217,3 +237,91 @@ def print_transcript(event) -> None:
     line = format_event(event.kind, event.data)
     if line is not None:
         print(line, file=sys.stderr if event.kind == "ledger_write_failed" else sys.stdout, flush=True)
+
+
+# ---- Beyond the lesson: the pending set (--parallel) and idempotent tools (--idempotent) -------------------------
+# (harness/parallel.py, harness/idempotent.py, harness/scenarios.py; notebooks 11 and 12)
+
+PARALLEL_TASK = "sales-notes.txt を読んで文字数も数え、report.txt にレポートを、summary.txt に1行の要約を書き出してください。"
+PARALLEL_DONE_OK = "report.txt と summary.txt を書き出しました。タスク完了。"
+PARALLEL_DONE_UNKNOWN = "write_report の実行状態が不明です。{files} を確認してください。"
+CHECKPOINT_VERSION_2 = (
+    "{path} の version={version} です。このプログラムは version=1 と version=2 しか受け付けないため、"
+    "読み込みを拒否します。\n" + START_OVER
+)
+NO_TOOL_USES = (
+    "モデルが stop_reason=tool_use で止まったのに、tool_use を1つも返しませんでした。\n"
+    "チェックポイントは直前の地点のまま有効です。原因を確かめてから --resume してください。"
+)
+# reconcile's fourth branch, beside the lesson's three (format_event reads both dicts).
+IDEMPOTENT_RECONCILE_LINES = {
+    "asked-done": "台帳ミスかつ副作用あり、冪等キーで問い合わせ: 実行済み、結果を再利用、再実行しない",
+    "asked-run": "台帳ミスかつ副作用あり、冪等キーで問い合わせ: 未実行、いま実行する",
+}
+IDEMPOTENCY_KEY_LINE = "<!-- 冪等キー: {key} -->"
+REPORT_WRITTEN = "{path} に {chars} 文字のレポートを書き出しました"
+NO_IDEMPOTENCY_KEY = (
+    "冪等なツール {name} が冪等キー（tool_use_id）なしで呼ばれたので、実行していません。\n"
+    "冪等キーを渡す run_tool_uses_keyed と一緒に使ってください（python -m harness --idempotent）。"
+)
+LOOKUP_CANNOT_TELL = "{path} は別の呼び出しが書いたもの（または冪等キーのない書き込み）です。呼び出し {key} が起きたかどうかは分かりません"
+LOOKUP_FAILED = "{path} を読めないので、呼び出し {key} が起きたかどうかは分かりません（{detail}）"
+# What each crash point is, for the Crash Lab's list of moments (scenarios.crash_moments).
+MOMENT_SAVE_A = "ターン{turn} 地点A保存直後 pending={pending}"
+MOMENT_TOOL_RAN = "ターン{turn} {name} {id} 実行直後（台帳未記録）"
+MOMENT_EFFECT_WRITTEN = "ターン{turn} {name} {id} 台帳記録直後（地点B未保存）"
+MOMENT_SAVE_B = "ターン{turn} 地点B保存直後"
+MOMENT_CHECKPOINT_WRITE = "ターン{turn} 地点{point}の checkpoint.json 書き込み中"
+MOMENT_EFFECTS_WRITE = "ターン{turn} {name} {id} の effects.json 書き込み中"
+UNKNOWN_MOMENT = (
+    "{text!r} はこのタスクの落とす瞬間として読めません。\n"
+    '"LABEL:N" の形で、LABEL と N は次のどれかを指定してください（例: "after-tool-run:3"）:'
+)
+MOMENT_RANGE = "  {label}:1〜{count}"
+MOMENT_ONLY_ONE = "  {label}:1"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# --engine dbos (beyond the lesson: the same task as a DBOS durable workflow). Used by harness/engine_dbos.py only.
+# ---------------------------------------------------------------------------------------------------------------------
+DBOS_LINES = {
+    "dbos_start": "[dbos] ワークフロー {task_id} を開始（システムデータベース: {db}）",
+    "dbos_recover": "[resume] ワークフロー {task_id} を DBOS が回復（状態 {status}、記録済みのステップ {steps} 個）",
+    "dbos_takeover": (
+        "[resume] ワークフロー {task_id} を DBOS が回復（状態 {status}、実行者 {owner} → {executor}、"
+        "記録済みのステップ {steps} 個）"
+    ),
+    "dbos_finished": "[resume] ワークフロー {task_id} はすでに完了しています（状態 {status}）。記録された結果を返し、何も実行しない",
+    "model": "[turn {turn}][step {step} {how}] モデル pending={pending}",
+    "tool": "[turn {turn}][step {step} {how}] {name} の結果",
+    "closing": "[step {step} {how}] モデルの締めくくり",
+    "already_written": "[tool] {name}: キー {key} のレポートはすでにある、書き直さない",
+}
+DBOS_HOW = {"ran": "記録", "replayed": "再利用"}
+DBOS_ALREADY_WRITTEN = "{path} はキー {key} ですでに書き出されています（書き直していません）"
+DBOS_BAD_ENGINE = "--engine {value} は使えません。使えるのは dbos だけです（なしならレッスンのファイル版）。"
+DBOS_OPTION_NEEDS_ENGINE = "{option} は --engine dbos と一緒に使います。"
+DBOS_BAD_URL = (
+    "データベースの URL {url} は使えません。postgresql://... か sqlite:///... を指定してください。\n"
+    "例: --database-url postgresql://user@localhost:5432/harness"
+)
+DBOS_BAD_NAME = "{name}={value} は使えません。英数字と - _ . : だけの 1〜100 文字で指定してください。"
+DBOS_NO_WRITER_LABELS = (
+    "CRASH_AFTER={label} は --engine dbos では使えません。DBOS はファイルではなくデータベースのトランザクションで記録するので、"
+    "書きかけの .tmp は生まれません。\n使えるのは after-save-a, after-tool-run, after-effect-write, after-save-b です。"
+)
+DBOS_NO_DATABASE = "{path} がありません。--resume する対象のワークフローがありません。\n--resume なしで最初から実行してください。"
+DBOS_NO_WORKFLOW = (
+    "ワークフロー {task_id} はシステムデータベースにありません。--resume する対象がありません。\n"
+    "--resume なしで最初から実行するか、HARNESS_TASK_ID で正しいタスク ID を指定してください。"
+)
+DBOS_ALREADY_EXISTS = (
+    "ワークフロー {task_id} はシステムデータベースにすでにあります（状態 {status}）。同じ ID では新しく始めません。\n"
+    "続きなら --resume を、新しいタスクなら HARNESS_TASK_ID で別の ID を指定してください。"
+)
+DBOS_WORKFLOW_FAILED = "ワークフロー {task_id} はエラーで終わりました（状態 {status}）: {error}"
+DBOS_CANNOT_OPEN = (
+    "システムデータベース {db} を使えません（{detail}）。\n"
+    "URL とサーバーが動いているかを確かめてください。作業フォルダの dbos.sqlite が壊れているなら、"
+    "中身を確かめてから削除し、--resume なしで最初からやり直してください。"
+)

@@ -171,8 +171,8 @@ def execute_tool(run, block: dict) -> str:
     """Really run one tool_use block with the run's tools, after writing `<name> <id>` to tool-runs.log.
 
     tool-runs.log is the outside world's view: a line is written before the tool starts, so a tool that had any
-    effect always has its line, whatever moment a kill hits. A side-effecting call the ledger already holds is
-    never run again.
+    effect always has its line, whatever moment a kill hits. (Whether a call already ran is not decided here:
+    that is reconcile's job on --resume, and the loader refuses a checkpoint older than its ledger.)
     """
     problem = tool_use_problem(block, "tool_use")
     if problem:

@@ -73,3 +73,19 @@ CRASH_MODES = ("simulated", "sigkill")
 
 # reconcile's three branches (their log lines are texts.RECONCILE_LINES).
 BRANCHES = ("hit", "rerun", "unknown")
+
+# ---- Beyond the lesson: the pending set (--parallel) and idempotent tools (--idempotent) -------------------------
+# The --parallel task's second output (its fresh start removes it, as the lesson's removes report.txt).
+SUMMARY_FILE = "summary.txt"
+# Checkpoint version 2: the same keys as version 1, except pendingToolUses (an array) instead of pendingToolUse.
+CHECKPOINT_VERSION_2 = 2
+CHECKPOINT_KEYS_2 = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUses")
+# reconcile's fourth branch (ledger miss + side effect + the tool can be asked by its idempotency key).
+ASKED_BRANCHES = ("asked-done", "asked-run")
+# The scenarios beside the lesson's, and the command-line flags that select each.
+SCENARIOS = {
+    "lesson": (),
+    "parallel": ("--parallel",),
+    "idempotent": ("--idempotent",),
+    "parallel+idempotent": ("--parallel", "--idempotent"),
+}

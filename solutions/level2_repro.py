@@ -1,8 +1,8 @@
-"""Level 2 reproduction: the reversed ledger, crashed between the ledger write and the tool call.
+"""レベル2の再現スクリプト: 台帳を逆順に書くと、台帳の書き込みとツール実行のあいだのクラッシュで何が起きるか。
 
-Usage:  REPRO_CRASH=3 python level2_repro.py wrong|fixed WORKDIR
-        (REPRO_CRASH=N dies just before the N-th tool call; without it the run goes to the end.)
-Then:   python -m harness --workdir WORKDIR --resume
+使い方:  REPRO_CRASH=3 python level2_repro.py wrong|fixed 作業フォルダ
+         （REPRO_CRASH=N なら N 回目のツール呼び出しの直前で疑似キル。REPRO_CRASH がなければ最後まで走る）
+そのあと: python -m harness --workdir 作業フォルダ --resume
 """
 
 import os
@@ -13,7 +13,7 @@ from harness.ledger import save_effect
 
 
 class Crash:
-    """The crash point, controlled by the environment: dies on the N-th pass when REPRO_CRASH=N."""
+    """環境変数で制御する疑似クラッシュ地点: REPRO_CRASH=N なら N 回目に通ったところで落ちる。"""
 
     def __init__(self):
         self.target = int(os.environ.get("REPRO_CRASH", "0"))
@@ -27,7 +27,7 @@ class Crash:
 
 def make_wrong(crash):
     def run_tool_uses_wrong(run, content):
-        """The production order: record (a placeholder), crash point, then execute."""
+        """本番の順序: 記録（プレースホルダ）→ クラッシュ地点 → 実行。"""
         results = []
         for block in (b for b in content if b["type"] == "tool_use"):
             save_effect(
@@ -43,7 +43,7 @@ def make_wrong(crash):
 
 def make_fixed(crash):
     def run_tool_uses_fixed(run, content):
-        """The lesson's order: the same crash point, then execute, then record the real result."""
+        """レッスンの順序: 同じクラッシュ地点 → 実行 → 本物の結果を記録。"""
         results = []
         for block in (b for b in content if b["type"] == "tool_use"):
             crash.point()
@@ -65,7 +65,7 @@ def main():
     try:
         run_agent(Run(workdir), ScriptedModel(), tools=TOOL_SCHEMAS, run_tool_uses=run_tool_uses)
     except SimulatedCrash as err:
-        print(f"[kill] {err}")
+        print(f"[kill] {err}")  # レッスンの main と同じく、疑似キルは 137 で終わる
         sys.exit(137)
     print("[done] 最後まで走りました")
 

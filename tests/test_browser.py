@@ -96,8 +96,18 @@ def serve(cmd: list[str], cwd: Path, env: dict, ready_url: str):
     return proc
 
 
+def facts_sit_by_the_buttons(page) -> None:
+    """The facts that decide a resume are just below the buttons, above the file views: seen without scrolling."""
+    buttons = page.locator("button.lab-run").bounding_box()
+    facts = page.locator(".lab-facts").bounding_box()
+    views = page.locator(".lab-view-checkpoint").bounding_box()
+    assert buttons and facts and views
+    assert 0 <= facts["y"] - (buttons["y"] + buttons["height"]) < 120, (buttons, facts)
+    assert facts["y"] + facts["height"] <= views["y"], (facts, views)
+
+
 def drive_crash_lab(page, screenshot: Path) -> None:
-    """Choose ② on write_report, run, check the views, resume, check the branch."""
+    """Choose ② on write_report, run, check the views and the facts, resume, check the branch; compare ① and ②."""
     expect = sync_api.expect
     page.wait_for_selector(".lab-view-effects", timeout=90_000)
     page.get_by_label("② ツール完了・台帳未記録").check()
@@ -109,12 +119,34 @@ def drive_crash_lab(page, screenshot: Path) -> None:
     expect(page.locator(".lab-view-effects")).not_to_contain_text("toolu_03")
     expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
     expect(page.locator(".lab-report")).to_contain_text("あり")
+    expect(page.locator(".lab-facts")).to_contain_text("pendingToolUse: write_report (toolu_03)")
+    expect(page.locator(".lab-facts")).to_contain_text("台帳に pending の id: toolu_03 なし")
+    facts_sit_by_the_buttons(page)
     page.locator("button.lab-resume").click()
     expect(page.locator(".lab-branch")).to_contain_text(
         "台帳ミスかつ副作用あり、判断不能、is_error を追加", timeout=30_000
     )
     expect(page.locator(".lab-transcript")).to_contain_text("write_report の実行状態が不明です")
+    expect(page.locator(".lab-facts [data-fact='pendingToolUse'] mark.lab-fact-changed")).to_have_text(
+        "null（← write_report (toolu_03)）"
+    )
+    facts_sit_by_the_buttons(page)
+    page.locator("button.lab-run").scroll_into_view_if_needed()
     page.screenshot(path=str(screenshot), full_page=True)
+
+    # compare mode: ① and ② on write_report, side by side
+    page.locator("button.lab-compare").click()
+    expect(page.locator(".lab-status")).to_contain_text(
+        "同一: checkpoint.json, effects.json ／ 異なる: tool-runs.log, report.txt", timeout=30_000
+    )
+    view = page.locator(".lab-compare-view")
+    for name in ("checkpoint.json", "effects.json"):
+        expect(view.locator(f"tr[data-file='{name}'] .lab-same")).to_be_visible()
+    for name in ("tool-runs.log", "report.txt"):
+        expect(view.locator(f"tr[data-file='{name}'] .lab-differ")).to_be_visible()
+    expect(view.locator("tr.lab-compare-resume")).to_contain_text("台帳ミスかつ副作用あり")
+    view.scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot.with_name(screenshot.stem + "_compare.png")), full_page=True)
 
     # the same moment with a real process killed by SIGKILL, watched while it runs
     page.get_by_label("本物のプロセス（SIGKILL）").check()
@@ -128,6 +160,32 @@ def drive_crash_lab(page, screenshot: Path) -> None:
     page.locator("button.lab-resume").click()
     expect(page.locator(".lab-status")).to_contain_text("終了コード 0 で完了しました", timeout=30_000)
     expect(page.locator(".lab-branch")).to_contain_text("台帳ミスかつ副作用あり、判断不能、is_error を追加")
+
+    # another scenario: the pending set, crashed in the middle of its second turn; one resume, two branches
+    page.locator(".lab-scenario select").select_option(label="並列: 1ターンに複数のツール（--parallel）")
+    expect(page.locator(".lab-status")).to_contain_text("シナリオを「並列」に切り替え", timeout=30_000)
+    expect(page.locator("button.lab-compare")).to_be_disabled()
+    page.get_by_label("カーネル内（疑似キル）").check()
+    page.get_by_label("台帳記録済み・B未保存（レッスンのデモ）").check()
+    page.get_by_label("ターン2 write_report toolu_03 台帳記録直後（地点B未保存）").check()
+    expect(page.locator(".lab-where")).to_contain_text(
+        "CRASH_AFTER=after-effect-write:3 python -m harness --parallel"
+    )
+    page.locator("button.lab-run").click()
+    expect(page.locator(".lab-status")).to_contain_text("after-effect-write:3 で疑似キル", timeout=30_000)
+    facts = page.locator(".lab-facts")
+    expect(facts).to_contain_text("pendingToolUses: [write_report (toolu_03), write_report (toolu_04)]")
+    expect(facts).to_contain_text("台帳に pending の id: toolu_03 あり・toolu_04 なし")
+    page.locator("button.lab-resume").click()
+    branch = page.locator(".lab-branch")
+    expect(branch).to_contain_text(
+        "tool_use_id=toolu_03 name=write_report 台帳ヒット、結果を再利用、再実行しない", timeout=30_000
+    )
+    expect(branch).to_contain_text(
+        "tool_use_id=toolu_04 name=write_report 台帳ミスかつ副作用あり、判断不能、is_error を追加"
+    )
+    page.locator("button.lab-run").scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot.with_name(screenshot.stem + "_parallel.png")), full_page=True)
 
 
 def test_crash_lab_in_jupyterlab(sandbox):

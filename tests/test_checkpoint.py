@@ -72,7 +72,7 @@ def test_writer_fsyncs_file_and_folder(tmp_path, monkeypatch):
     [
         (None, "が見つかりません"),
         (b'{"version":1,"turns":3,"pendingT', "のパースに失敗しました"),
-        (json.dumps({**GOOD, "version": 2}).encode(), "version=2 です"),
+        (json.dumps({**GOOD, "version": 3}).encode(), "version=3 です"),
         (json.dumps({**GOOD, "version": "1"}).encode(), 'version="1" です'),
         (b"[]", "JSON オブジェクトではありません"),
         (

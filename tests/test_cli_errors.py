@@ -31,7 +31,7 @@ def crashed_workdir(workdir, label="after-effect-write:3"):
     "name, content, fragment",
     [
         ("checkpoint.json", b'{"version":1,"turns":3,"pendingT', "のパースに失敗しました"),
-        ("checkpoint.json", b'{"version": 2}', "version=2 です"),
+        ("checkpoint.json", b'{"version": 3}', "version=3 です"),
         ("checkpoint.json", b'{"version": 1, "task": 3}', "形が正しくありません"),
         ("checkpoint.json", bytes(range(256)), "のパースに失敗しました"),
         ("checkpoint.json", '{"task": "営業"}'.encode("utf-16"), "のパースに失敗しました"),

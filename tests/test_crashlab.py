@@ -4,14 +4,16 @@ is the one the lesson gives."""
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import pytest
 
 pytest.importorskip("ipywidgets")
 
-from harness.lab import pretty, read_text
+from harness.lab import COMPARED, file_bytes, pretty, read_text
 from harness.lab.crashlab import NO_RECONCILE, CrashLab
+from harness.lab.process import run_harness
 
 # The lesson's branch for each crash moment on each turn (turns 1-2 are read-only tools, turn 3 writes the report).
 HIT = "台帳ヒット、結果を再利用、再実行しない"
@@ -115,3 +117,405 @@ def test_changed_lines_are_highlighted(lab):
     lab.run_button.click()
     assert "lab-changed" in lab.views["checkpoint.json"].value
     assert "&quot;pendingToolUse&quot;: null" in lab.views["checkpoint.json"].value
+
+
+# The facts that decide a resume, on top of the file views, and their changes marked
+
+
+def facts_on_disk(workdir):
+    """turns, pending id and whether the ledger holds it, read straight from the files (independent of the lab)."""
+    cp = json.loads((workdir / "checkpoint.json").read_text(encoding="utf-8"))
+    effects_file = workdir / "effects.json"
+    effects = json.loads(effects_file.read_text(encoding="utf-8")) if effects_file.exists() else {}
+    pending = cp["pendingToolUse"]
+    return cp["turns"], pending and pending["id"], bool(pending and pending["id"] in effects)
+
+
+def fact(lab, name):
+    """(text, marked as changed) of one fact on the lab's facts panel."""
+    match = re.search(rf"data-fact='{name}'>(.*?)</span>", lab.facts.value)
+    assert match, name
+    return text_of(match.group(1)), "lab-fact-changed" in match.group(1)
+
+
+@pytest.mark.parametrize("moment", list(EXPECTED))
+def test_facts_panel_shows_what_decides_the_resume_and_marks_what_changed(lab, moment):
+    lab.moment.value, lab.turn.value = moment, 3
+    lab.run_button.click()
+    turns, pending_id, in_ledger = facts_on_disk(lab.workdir)
+    assert fact(lab, "turns") == (f"turns: {turns}（← —）", True)
+    pending_text, pending_marked = fact(lab, "pendingToolUse")
+    assert pending_marked
+    assert pending_text.startswith(f"pendingToolUse: {'write_report (toolu_03)' if pending_id else 'null'}")
+    ledger_text, _ = fact(lab, "ledger")
+    if pending_id:
+        assert ledger_text.startswith(f"台帳に pending の id: {pending_id} {'あり' if in_ledger else 'なし'}")
+        assert in_ledger == (moment == "after-effect-write")
+    lab.resume_button.click()
+    assert fact(lab, "turns") == ("turns: 3", False)  # the resume continues turn 3: unchanged, not marked
+    pending_text, pending_marked = fact(lab, "pendingToolUse")
+    assert pending_text.startswith("pendingToolUse: null")
+    assert pending_marked == (pending_id is not None)
+    if pending_id:
+        assert pending_text == "pendingToolUse: null（← write_report (toolu_03)）"
+
+
+def holds(widget, target) -> bool:
+    return widget is target or any(holds(child, target) for child in getattr(widget, "children", ()))
+
+
+def test_facts_panel_sits_above_the_file_views(lab):
+    children = list(lab.widget.children)
+    files = next(i for i, c in enumerate(children) if holds(c, lab.views["checkpoint.json"]))
+    assert children.index(lab.facts) < files and children.index(lab.branch) < files
+
+
+def test_step_marks_only_what_the_last_step_changed(lab):
+    lab.moment.value, lab.turn.value = "after-effect-write", 1
+    lab.step_button.click()  # save_a
+    lab.step_button.click()  # tool_ran: the ledger is not written yet, nothing the panel shows changes
+    assert not fact(lab, "pendingToolUse")[1] and not fact(lab, "ledger")[1]
+    lab.step_button.click()  # effect_written
+    assert fact(lab, "ledger") == ("台帳に pending の id: toolu_01 あり（← toolu_01 なし）", True)
+
+
+# Compare mode: moments ① and ② side by side
+
+
+def verdicts(lab):
+    rows = re.findall(r"data-file='([^']+)'.*?class='lab-(same|differ)'", lab.compare_view.value)
+    return dict(rows)
+
+
+@pytest.mark.parametrize("turn", [1, 2, 3])
+def test_compare_shows_moments_1_and_2_side_by_side_byte_for_byte(lab, tmp_path, turn):
+    lab.turn.value = turn
+    lab.compare_button.click()
+    # the independent truth: the command line crashed at ① and ② in two other folders
+    disks = {}
+    for moment, label in (("①", "after-save-a"), ("②", "after-tool-run")):
+        folder = tmp_path / f"cli-{label}"
+        folder.mkdir()
+        assert run_harness(folder, env={"CRASH_AFTER": f"{label}:{turn}"}).returncode == 137
+        disks[moment] = {name: file_bytes(folder / name) for name in COMPARED}
+    expected = {name: "same" if disks["①"][name] == disks["②"][name] else "differ" for name in COMPARED}
+    assert verdicts(lab) == expected
+    assert expected["checkpoint.json"] == expected["effects.json"] == "same"
+    assert expected["tool-runs.log"] == "differ"
+    assert expected["report.txt"] == ("differ" if turn == 3 else "same")
+    for row in lab.compared["rows"]:  # what the lab shows is what the command line leaves
+        assert (row["a"], row["b"]) == (disks["①"][row["name"]], disks["②"][row["name"]])
+    one, two = lab.compared["facts"]["①"], lab.compared["facts"]["②"]
+    tool = ["read_notes", "count_words", "write_report"][turn - 1]
+    assert one["pendingToolUse"] == two["pendingToolUse"] == f"{tool} ({TOOL_IDS[turn]})"
+    assert one["ledger"] == two["ledger"] == f"{TOOL_IDS[turn]} なし"
+    assert (one["write_report"], two["write_report"]) == (("0回", "1回") if turn == 3 else ("0回", "0回"))
+    assert "lab-compare-facts" in lab.compare_view.value
+    branch = EXPECTED["after-save-a"][turn]
+    assert lab.compared["resumed"]["①"].endswith(branch) and lab.compared["resumed"]["②"].endswith(branch)
+    assert "同一: checkpoint.json, effects.json" in lab.status.value
+
+
+def test_compare_leaves_the_labs_own_run_alone(lab):
+    lab.moment.value, lab.turn.value = "after-effect-write", 3
+    lab.run_button.click()
+    before = {p.name: p.read_bytes() for p in lab.workdir.iterdir()}
+    lab.compare_button.click()
+    assert {p.name: p.read_bytes() for p in lab.workdir.iterdir()} == before
+    lab.resume_button.click()
+    assert lab.branch.value.endswith(HIT) and lab.compare_view.value == ""
+
+
+# Scenarios beyond the lesson: the pending set (--parallel) and the idempotent write_report (--idempotent)
+
+ASKED_DONE = "台帳ミスかつ副作用あり、冪等キーで問い合わせ: 実行済み、結果を再利用、再実行しない"
+ASKED_RUN = "台帳ミスかつ副作用あり、冪等キーで問い合わせ: 未実行、いま実行する"
+# The parallel task: turn 1 names read_notes toolu_01 and count_words toolu_02, turn 2 write_report toolu_03 (report)
+# and write_report toolu_04 (summary). For each crash point, the branch the lesson's rules give each pending call.
+PARALLEL = {
+    ("after-save-a", 1): {"toolu_01": RERUN, "toolu_02": RERUN},
+    ("after-tool-run", 1): {"toolu_01": RERUN, "toolu_02": RERUN},
+    ("after-effect-write", 1): {"toolu_01": HIT, "toolu_02": RERUN},
+    ("after-effect-write", 2): {"toolu_01": HIT, "toolu_02": HIT},
+    ("after-save-a", 2): {"toolu_03": UNKNOWN, "toolu_04": UNKNOWN},
+    ("after-tool-run", 3): {"toolu_03": UNKNOWN, "toolu_04": UNKNOWN},
+    ("after-effect-write", 3): {"toolu_03": HIT, "toolu_04": UNKNOWN},
+    ("after-tool-run", 4): {"toolu_03": HIT, "toolu_04": UNKNOWN},
+    ("after-effect-write", 4): {"toolu_03": HIT, "toolu_04": HIT},
+    ("after-save-b", 2): {},
+}
+PARALLEL_TOOLS = {
+    "toolu_01": "read_notes",
+    "toolu_02": "count_words",
+    "toolu_03": "write_report",
+    "toolu_04": "write_report",
+}
+
+
+def branch_lines(lab) -> list[str]:
+    """The branch view's lines, as text (the heading dropped)."""
+    lines = [text_of(line) for line in lab.branch.value.split("<br>") if "reconcile →" in line]
+    return [line[line.index("reconcile →") :] for line in lines]
+
+
+def shown_branches(lab) -> dict[str, str]:
+    """tool_use_id -> the lesson's line for it, as the branch view shows them."""
+    found = {}
+    for line in branch_lines(lab):
+        match = re.fullmatch(r"reconcile → tool_use_id=(\S+) name=\S+ (.+)", line)
+        assert match, line
+        found[match.group(1)] = match.group(2)
+    return found
+
+
+def tool_runs(workdir) -> list[str]:
+    log = workdir / "tool-runs.log"
+    return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+
+def all_results(cp: dict) -> list[dict]:
+    return [
+        b
+        for m in cp["messages"]
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+    ]
+
+
+def test_the_lessons_scenario_is_the_default_with_its_three_turns(lab):
+    assert lab.scenario.value == "lesson"
+    assert [tuple(o) for o in lab.turn.options] == [
+        ("read_notes（1ターン目）", 1),
+        ("count_words（2ターン目）", 2),
+        ("write_report（3ターン目）", 3),
+    ]
+    assert not lab.compare_button.disabled
+    assert (
+        text_of(lab.where.value)
+        == "CRASH_AFTER=after-tool-run:3 python -m harness = ターン3 write_report toolu_03 実行直後（台帳未記録）"
+    )
+
+
+def test_choosing_another_scenario_and_back_leaves_the_lessons_run_as_it_was(tmp_path):
+    def crash_and_resume(lab):
+        lab.moment.value, lab.turn.value = "after-tool-run", 3
+        lab.run_button.click()
+        disk = {p.name: p.read_bytes() for p in lab.workdir.iterdir()}
+        lab.resume_button.click()
+        return disk, [o["text"] for o in lab.transcript.outputs], lab.branch.value, lab.facts.value
+
+    plain = CrashLab(tmp_path / "plain", timeline=False)
+    switched = CrashLab(tmp_path / "switched", timeline=False)
+    switched.scenario.value = "parallel"
+    switched.moment.value, switched.turn.value = "after-effect-write", 4
+    switched.run_button.click()
+    switched.scenario.value = "lesson"
+    assert list(switched.workdir.iterdir()) == []  # the parallel run's files went with the switch
+    assert [tuple(o) for o in switched.turn.options] == [tuple(o) for o in plain.turn.options]
+    assert crash_and_resume(switched) == crash_and_resume(plain)
+
+
+def test_parallel_lists_every_occurrence_of_the_chosen_moment(lab):
+    lab.scenario.value = "parallel"
+    assert "「①と②を比べる」は1ターンに1つのツールのシナリオ" in lab.status.value
+    expected = {
+        "after-save-a": ["ターン1 地点A保存直後 pending=[read_notes, count_words]",
+                         "ターン2 地点A保存直後 pending=[write_report, write_report]"],
+        "after-tool-run": ["ターン1 read_notes toolu_01 実行直後（台帳未記録）",
+                           "ターン1 count_words toolu_02 実行直後（台帳未記録）",
+                           "ターン2 write_report toolu_03 実行直後（台帳未記録）",
+                           "ターン2 write_report toolu_04 実行直後（台帳未記録）"],
+        "after-save-b": ["ターン1 地点B保存直後", "ターン2 地点B保存直後"],
+    }  # fmt: skip
+    for moment, occurrences in expected.items():
+        lab.moment.value = moment
+        assert [label for label, _ in lab.turn.options] == occurrences
+        assert [n for _, n in lab.turn.options] == list(range(1, len(occurrences) + 1))
+    lab.moment.value, lab.turn.value = "after-tool-run", 4
+    assert lab.turn.description == "何回目"
+    assert text_of(lab.where.value) == (
+        "CRASH_AFTER=after-tool-run:4 python -m harness --parallel = ターン2 write_report toolu_04 実行直後（台帳未記録）"
+    )
+    lab.moment.value = "after-save-a"  # only two occurrences: the choice stays in range
+    assert lab.turn.value == 2
+
+
+def pending_on_disk(workdir):
+    """The version-2 checkpoint's pending ids, and which of them the ledger holds, read straight from the files."""
+    cp = json.loads((workdir / "checkpoint.json").read_text(encoding="utf-8"))
+    effects_file = workdir / "effects.json"
+    effects = json.loads(effects_file.read_text(encoding="utf-8")) if effects_file.exists() else {}
+    assert cp["version"] == 2
+    return [(p["id"], p["id"] in effects) for p in cp["pendingToolUses"]]
+
+
+@pytest.mark.parametrize("moment, n", list(PARALLEL))
+def test_parallel_crash_then_resume_shows_each_pending_calls_branch(lab, moment, n):
+    lab.scenario.value = "parallel"
+    lab.moment.value, lab.turn.value = moment, n
+    lab.run_button.click()
+    assert lab.phase == "crashed"
+    assert_views_match_disk(lab)
+    pending = pending_on_disk(lab.workdir)
+    assert [i for i, _ in pending] == list(PARALLEL[moment, n])
+    calls = ", ".join(f"{PARALLEL_TOOLS[i]} ({i})" for i, _ in pending)
+    assert fact(lab, "pendingToolUses")[0].startswith(f"pendingToolUses: [{calls}]")
+    if pending:
+        ledger = "・".join(f"{i} {'あり' if held else 'なし'}" for i, held in pending)
+        assert fact(lab, "ledger")[0].startswith(f"台帳に pending の id: {ledger}")
+    lab.resume_button.click()
+    assert lab.phase == "done"
+    assert_views_match_disk(lab)
+    assert shown_branches(lab) == PARALLEL[moment, n]
+    if not pending:
+        assert lab.branch.value.endswith(NO_RECONCILE)
+    cp = json.loads((lab.workdir / "checkpoint.json").read_text(encoding="utf-8"))
+    assert cp["pendingToolUses"] == []
+    errors = [b["tool_use_id"] for b in all_results(cp) if b.get("is_error")]
+    assert errors == [i for i, line in PARALLEL[moment, n].items() if line == UNKNOWN]
+    runs = tool_runs(lab.workdir)
+    assert runs.count("write_report toolu_03") <= 1 and runs.count("write_report toolu_04") <= 1
+    wrote_summary = "write_report toolu_04" in runs  # the outside world: is_error or not, did it happen?
+    assert (lab.workdir / "summary.txt").exists() == wrote_summary
+    assert fact(lab, "summary")[0].startswith(f"summary.txt: {'あり' if wrote_summary else 'なし'}")
+
+
+def test_parallel_resume_in_the_middle_of_the_second_turn_mixes_a_ledger_hit_and_is_error(lab):
+    lab.scenario.value = "parallel"
+    lab.moment.value, lab.turn.value = "after-tool-run", 4  # toolu_03 recorded; toolu_04 ran, not recorded
+    lab.run_button.click()
+    assert tool_runs(lab.workdir)[-2:] == ["write_report toolu_03", "write_report toolu_04"]
+    assert fact(lab, "write_report")[0].startswith("write_report の実行: 2回（toolu_03: 1回、toolu_04: 1回）")
+    lab.resume_button.click()
+    assert branch_lines(lab) == [
+        f"reconcile → tool_use_id=toolu_03 name=write_report {HIT}",
+        f"reconcile → tool_use_id=toolu_04 name=write_report {UNKNOWN}",
+    ]
+    assert "宙ぶらりんな呼び出し 2 件" in lab.branch.value
+    transcript = "".join(o["text"] for o in lab.transcript.outputs)
+    assert transcript.endswith(
+        "[resume] turn=2 pending=[write_report, write_report] を読み込み\n"
+        f"[resume][reconcile] tool_use_id=toolu_03 name=write_report {HIT}\n"
+        f"[resume][reconcile] tool_use_id=toolu_04 name=write_report {UNKNOWN}\n"
+        "[turn 2][save B] 再開後にこのターンのツール結果を補完\n"
+        "[done] write_report の実行状態が不明です。summary.txt を確認してください。\n"
+    )
+    assert tool_runs(lab.workdir).count("write_report toolu_03") == 1  # the hit was not run again
+
+
+def test_parallel_step_shows_the_reconciles_of_one_resume_one_by_one(lab):
+    lab.scenario.value = "parallel"
+    lab.moment.value, lab.turn.value = "after-effect-write", 3
+    lab.run_button.click()
+    lab.step_button.click()
+    assert [e.kind for e in lab.events] == ["resume"]
+    lab.step_button.click()
+    assert shown_branches(lab) == {"toolu_03": HIT}
+    lab.step_button.click()
+    assert shown_branches(lab) == {"toolu_03": HIT, "toolu_04": UNKNOWN}
+
+
+@pytest.mark.parametrize("moment, n", [("after-tool-run", 4), ("after-save-a", 2)])
+def test_parallel_real_process_sigkill_then_resume(lab, moment, n):
+    lab.scenario.value = "parallel"
+    lab.moment.value, lab.turn.value, lab.how.value = moment, n, "sigkill"
+    lab.run_button.click()
+    lab.wait()
+    assert lab.phase == "crashed"
+    assert any(f"[kill] {moment}:{n} で SIGKILL" in o["text"] for o in lab.transcript.outputs)
+    assert_views_match_disk(lab)
+    assert [i for i, _ in pending_on_disk(lab.workdir)] == [
+        "toolu_03",
+        "toolu_04",
+    ]  # the process ran --parallel
+    lab.resume_button.click()
+    lab.wait()
+    assert lab.phase == "done", lab.status.value
+    assert shown_branches(lab) == PARALLEL[moment, n]
+    assert_views_match_disk(lab)
+
+
+@pytest.mark.parametrize("how", ["simulated", "sigkill"])
+@pytest.mark.parametrize("moment, asked", [("after-tool-run", ASKED_DONE), ("after-save-a", ASKED_RUN)])
+def test_idempotent_write_report_recovers_1_and_2_exactly(lab, how, moment, asked):
+    lab.scenario.value = "idempotent"
+    lab.moment.value, lab.turn.value, lab.how.value = moment, 3, how
+    lab.run_button.click()
+    lab.wait()
+    assert lab.phase == "crashed"
+    assert fact(lab, "ledger")[0].startswith("台帳に pending の id: toolu_03 なし")
+    wrote = moment == "after-tool-run"
+    assert fact(lab, "report")[0].startswith(
+        f"report.txt: {'あり（冪等キー toolu_03）' if wrote else 'なし'}"
+    )
+    lab.resume_button.click()
+    lab.wait()
+    assert lab.phase == "done", lab.status.value
+    assert branch_lines(lab) == [f"reconcile → tool_use_id=toolu_03 name=write_report {asked}"]
+    assert tool_runs(lab.workdir).count("write_report toolu_03") == 1  # written exactly once
+    report = (lab.workdir / "report.txt").read_text(encoding="utf-8")
+    assert report.splitlines()[0] == "<!-- 冪等キー: toolu_03 -->"
+    cp = json.loads((lab.workdir / "checkpoint.json").read_text(encoding="utf-8"))
+    assert cp["pendingToolUse"] is None and not any(b.get("is_error") for b in all_results(cp))
+    assert lab.transcript.outputs[-1]["text"].endswith(
+        "[done] report.txt にレポートを書き出しました。タスク完了。\n"
+    )
+    assert_views_match_disk(lab)
+
+
+def test_idempotent_keeps_the_lessons_branches_for_the_read_only_tools(lab):
+    lab.scenario.value = "idempotent"
+    lab.moment.value, lab.turn.value = "after-tool-run", 1
+    lab.run_button.click()
+    lab.resume_button.click()
+    assert branch_lines(lab) == [f"reconcile → tool_use_id=toolu_01 name=read_notes {RERUN}"]
+
+
+def test_compare_in_the_idempotent_scenario_shows_the_same_disks_and_the_two_answers(lab):
+    lab.scenario.value = "idempotent"
+    lab.turn.value = 3
+    lab.compare_button.click()
+    assert verdicts(lab) == {
+        "checkpoint.json": "same",
+        "effects.json": "same",
+        "tool-runs.log": "differ",
+        "report.txt": "differ",
+    }
+    assert lab.compared["resumed"]["①"].endswith(ASKED_RUN)
+    assert lab.compared["resumed"]["②"].endswith(ASKED_DONE)
+
+
+@pytest.mark.parametrize("scenario", ["parallel", "parallel+idempotent"])
+def test_compare_is_off_for_a_turn_of_several_calls_and_says_why(lab, scenario):
+    lab.scenario.value = scenario
+    assert lab.compare_button.disabled
+    lab.compare()
+    assert "1ターンに1つのツールのシナリオ（レッスン、冪等）だけで使えます" in lab.status.value
+    assert lab.compare_view.value == "" and lab.compared is None
+    lab.scenario.value = "lesson"
+    assert not lab.compare_button.disabled
+
+
+def test_parallel_and_idempotent_together_ask_by_key_for_each_pending_report(lab):
+    lab.scenario.value = "parallel+idempotent"
+    lab.moment.value, lab.turn.value = (
+        "after-tool-run",
+        3,
+    )  # toolu_03 wrote its report; toolu_04 never started
+    lab.run_button.click()
+    lab.resume_button.click()
+    assert shown_branches(lab) == {"toolu_03": ASKED_DONE, "toolu_04": ASKED_RUN}
+    runs = tool_runs(lab.workdir)
+    assert runs.count("write_report toolu_03") == runs.count("write_report toolu_04") == 1
+    assert (lab.workdir / "summary.txt").exists()
+
+
+@pytest.mark.parametrize("scenario", ["parallel", "idempotent"])
+def test_the_timeline_draws_every_scenarios_branches(tmp_path, scenario):
+    lab = CrashLab(tmp_path / "lab")
+    lab.scenario.value = scenario
+    lab.moment.value, lab.turn.value = "after-tool-run", 3
+    lab.run_button.click()
+    lab.resume_button.click()
+    assert lab.phase == "done"
+    assert bytes(lab.timeline.value).startswith(b"\x89PNG")

@@ -127,7 +127,10 @@ def test_an_odd_response_is_refused_before_anything_of_it_is_saved(workdir, api,
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     assert_quiet(proc)
     lines = proc.stderr.splitlines()
-    assert len(lines) == 2 and lines[0].startswith("エラー: モデルの応答を受け付けません"), proc.stderr
+    assert len(lines) == 2 and lines[0].startswith(
+        "エラー: モデルの API 呼び出しが失敗しました（応答を受け付けません、HTTP 200）"
+    )
+    assert lines[0].endswith("。応答のどの部分も保存していません"), proc.stderr
     assert lines[1] == RESUME_HINT
     assert proc.stdout.splitlines() == ["[turn 1][save A] pending=read_notes", "[turn 1][save B]"]
     assert log_lines(workdir) == ["read_notes toolu_01"]  # nothing of the odd response ran

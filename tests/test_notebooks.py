@@ -39,11 +39,84 @@ def code_cells(path: Path):
     return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
 
 
-def test_there_is_one_lesson_notebook_per_section():
-    assert [p.name[:2] for p in LESSON] == [f"{i:02d}" for i in range(1, 10)]
+RECAP = "10_recap"
+
+
+def number(path: Path) -> int:
+    return int(path.name[:2])
+
+
+def test_the_numbered_notebooks_are_the_lesson_the_recap_and_any_further_ones():
+    """01-09 follow the lesson's sections, 10 is the recap; notebooks beyond the lesson may follow as 11, 12, ..."""
+    assert [number(p) for p in LESSON] == list(range(1, len(LESSON) + 1)), "one notebook per number, no gaps"
+    assert len(LESSON) >= 10 and LESSON[9].stem == RECAP
     for path in LESSON:
         first = nbformat.read(path, as_version=4).cells[0].source
         assert "**復習**" in first and "**目標**" in first, path.name
+
+
+# What makes a learner work through a numbered notebook, not just run it (checked in the Markdown sources).
+NUMBERED_SOURCES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
+LINK = re.compile(r"\]\(([^)\s]+\.ipynb)(?:#[^)]*)?\)")
+
+
+def markdown_text(md: Path) -> str:
+    return "\n".join(c.source for c in read_md(md).cells if c.cell_type == "markdown")
+
+
+@pytest.mark.parametrize("md", NUMBERED_SOURCES, ids=lambda p: p.name)
+def test_a_prediction_is_written_before_an_experiment_and_checked_after_it(md):
+    cells = read_md(md).cells
+    predicts = [i for i, c in enumerate(cells) if "predict" in tags(c)]
+    assert predicts, f"{md.name}: no cell tagged predict"
+    for i in predicts:
+        name = re.search(r"^(予想\w*) = \.\.\.", cells[i].source, flags=re.MULTILINE)
+        assert cells[i].cell_type == "code" and name, (
+            f"{md.name}: a predict cell leaves 予想... = ... for the learner to fill in"
+        )
+        later = [c.source for c in cells[i + 1 :] if c.cell_type == "code"]
+        assert any(name.group(1) in src and "check_prediction(" in src for src in later), (
+            f"{md.name}: the prediction {name.group(1)} in cell {i + 1} is never checked with check_prediction"
+        )
+
+
+@pytest.mark.parametrize("md", NUMBERED_SOURCES, ids=lambda p: p.name)
+def test_there_is_a_try_it_variation(md):
+    cells = read_md(md).cells
+    tried = [i for i, c in enumerate(cells) if "try-it" in tags(c)]
+    assert tried, f"{md.name}: no cell tagged try-it"
+    assert all(cells[i].cell_type == "code" for i in tried), md.name
+    assert "やってみよう" in markdown_text(md), f"{md.name}: no やってみよう section"
+
+
+@pytest.mark.parametrize("md", NUMBERED_SOURCES, ids=lambda p: p.name)
+def test_it_ends_with_two_or_three_questions_and_their_answers(md):
+    text = markdown_text(md)
+    assert "## 確認問題" in text, f"{md.name}: no 確認問題"
+    section = text.split("## 確認問題", 1)[1]
+    questions = section.split("<details>", 1)[0]
+    count = len(re.findall(r"(?m)^\d+\. ", questions))
+    assert 2 <= count <= 3, f"{md.name}: {count} questions"
+    assert "<details>" in section, f"{md.name}: the answers are not given (folded) after the questions"
+
+
+@pytest.mark.parametrize("md", NUMBERED_SOURCES, ids=lambda p: p.name)
+def test_it_links_onward_to_notebooks_that_exist(md):
+    links = LINK.findall(markdown_text(md))
+    for link in links:
+        assert (md.parent / link).exists(), f"{md.name}: the link {link} leads nowhere"
+    targets = {(md.parent / link).resolve() for link in links}
+    if md.stem == RECAP:
+        assert (ROOT / "exercises" / "level1_crash_moments.ipynb").resolve() in targets, md.name
+        assert (ROOT / "notebooks" / "crash_lab.ipynb").resolve() in targets, md.name
+        return
+    following = [p for p in NUMBERED_SOURCES if number(p) == number(md) + 1]
+    if following:
+        assert following[0].with_suffix(".ipynb").resolve() in targets, (
+            f"{md.name}: no link to {following[0].stem}"
+        )
+    else:
+        assert targets, f"{md.name}: the last notebook links nowhere onward"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -181,6 +254,28 @@ def test_block_cell_is_the_package_source_of_the_functions_it_names(path, i, cel
     assert cell.source == "\n\n\n".join(package_source(n, where) for n in names), (
         f"{where} is not the package's source of {names}: python scripts/build_notebooks.py refills it"
     )
+
+
+SOURCE_BLOCK_NAMES = sorted(
+    {
+        (path, name)
+        for path, _, cell in BLOCK_CELLS
+        if path.suffix == ".md"
+        for name in cell.metadata.get("block", [])
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "path,name", SOURCE_BLOCK_NAMES, ids=[f"{p.name}-{n}" for p, n in SOURCE_BLOCK_NAMES]
+)
+def test_block_metadata_names_a_function_the_package_has(path, name):
+    module, _, qualname = name.partition(":")
+    obj = importlib.import_module(module)
+    for attr in qualname.split("."):
+        assert hasattr(obj, attr), f"{path.name}: {name} does not exist in the package"
+        obj = getattr(obj, attr)
+    assert inspect.isfunction(obj) or inspect.isclass(obj), f"{path.name}: {name} is not a function"
 
 
 def test_block_cells_cover_the_lesson_notebooks():

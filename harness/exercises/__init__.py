@@ -1,7 +1,8 @@
-"""The lesson's exercises (練習): answer vocabulary, the verdict, and the local checks for levels 1 and 2.
+"""The lesson's exercises (練習): the answer vocabulary, the verdict, and the real-harness runs the checks compare with.
 
-The checks run the real harness and compare what the disk really shows with the learner's answers; they never
-raise on a wrong or missing answer, they print 未完了 and say exactly what is wrong.
+The checks run the real harness and compare what the disk really shows with the learner's answers. They never raise:
+an unfinished answer prints 未完了, a wrong one ✗ with what the disk showed and which idea to revisit (the answer
+itself only on request, show_answers=True), and any other shape a sentence saying what is wrong with it.
 """
 
 from __future__ import annotations
@@ -15,89 +16,147 @@ from ..loop import run_agent
 from ..models import ScriptedModel
 from ..run import Run
 from ..tools import TOOL_SCHEMAS
-from ..vocab import FIXED_TIME_MS
+from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, FIXED_TIME_MS, REPORT_FILE, TOOL_LOG_FILE
+from .answers import (  # noqa: F401  (the notebooks import the vocabulary from here)
+    BRANCH_WORDS,
+    FROM_NOTEBOOK,
+    HIT,
+    IS_ERROR,
+    MISSING,
+    NO_RECONCILE,
+    NULL,
+    PENDING_CALL,
+    RERUN,
+    Question,
+    show,
+)
+from .sandbox import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S
 
-# What a learner may answer (the same words the notebooks use).
-PENDING_CALL = "このターンの呼び出し"
-NULL = "null"
-HIT = "台帳ヒット、再利用"
-RERUN = "台帳ミス、再実行"
-IS_ERROR = "台帳ミス、is_error"
-NO_RECONCILE = "reconcile なし"
-BRANCH_WORDS = {"hit": HIT, "rerun": RERUN, "unknown": IS_ERROR, None: NO_RECONCILE}
+__all__ = [
+    "HIT",
+    "IS_ERROR",
+    "NO_RECONCILE",
+    "NULL",
+    "OUTPUT_LIMIT",
+    "PENDING_CALL",
+    "RERUN",
+    "SCRIPT_TIME_LIMIT_S",
+    "TIME_LIMIT_S",
+    "Verdict",
+]
 
 
 class Verdict:
-    """The outcome of a check: passed only when every answer matches what the real harness did."""
+    """The outcome of a check: passed only when every item was answered and matches what the real harness did."""
 
-    def __init__(self, title: str) -> None:
+    def __init__(self, title: str, show_answers: bool = False, answers_call: str = "") -> None:
         self.title = title
+        self.show_answers = show_answers
+        self.answers_call = answers_call  # how to ask for the answers, named after the first ✗
         self.lines: list[str] = []
         self.problems: list[str] = []
         self.missing: list[str] = []
+        self.skipped: list[str] = []
         self.notes: list[str] = []
+        self.right = 0
 
-    def compare(
-        self, what: str, answer: object, truth: object, evidence: str = "", mine: str = "あなたの答え"
-    ) -> None:
-        if answer is Ellipsis:
-            self.missing.append(what)
-            self.lines.append(f"… {what}: 未回答")
-        elif answer == truth:
-            self.lines.append(f"✓ {what}: {_show(answer)}")
-        else:
-            tail = f"（{evidence}）" if evidence else ""
-            problem = f"✗ {what}: {mine}={_show(answer)}、正しくは={_show(truth)}{tail}"
-            self.problems.append(problem)
-            self.lines.append(problem)
+    def ok(self, message: str) -> None:
+        self.right += 1
+        self.lines.append("✓ " + message)
 
     def fail(self, message: str) -> None:
         self.problems.append("✗ " + message)
         self.lines.append("✗ " + message)
 
+    def unanswered(self, what: str, why: str = "未回答") -> None:
+        self.missing.append(what)
+        self.lines.append(f"… {what}: {why}")
+
+    def skip(self, what: str) -> None:
+        self.skipped.append(what)
+        self.lines.append(f"… {what}: まだ確かめていません（上の ✗ を直してから）")
+
+    def grade(self, question: Question, given: object, truth: object, hint: str = "") -> None:
+        """One answer against the truth: ✓, … (unanswered), or ✗ with a hint (and the answer only on request)."""
+        value, problem = question.read(given)
+        if problem:
+            self.fail(f"{question.what}: {problem}")
+        elif value is MISSING:
+            self.unanswered(question.what)
+        elif type(value) is type(truth) and value == truth:
+            self.ok(f"{question.what}: {show(given)}")
+        else:
+            message = f"{question.what}: あなたの答え={show(given)}"
+            if hint:
+                message += f" — {hint}"
+            if self.show_answers:
+                message += f"（正しくは {show(truth)}）"
+            self.fail(message)
+
     @property
     def passed(self) -> bool:
-        return not self.problems and not self.missing
+        return not self.problems and not self.missing and not self.skipped
 
     def report(self) -> str:
+        total = self.right + len(self.problems) + len(self.missing) + len(self.skipped)
         if self.passed:
-            head = f"{self.title}: 合格（{len(self.lines)} 項目すべて正解）"
+            head = f"{self.title}: 合格（{total} 項目すべて正解）"
         else:
-            head = (
-                f"{self.title}: 未完了（{len(self.lines)} 項目のうち 不正解 {len(self.problems)}、"
-                f"未回答 {len(self.missing)}）"
+            counts = [f"正解 {self.right}", f"不正解 {len(self.problems)}", f"未回答 {len(self.missing)}"]
+            if self.skipped:
+                counts.append(f"未確認 {len(self.skipped)}")
+            head = f"{self.title}: 未完了（{total} 項目のうち {'、'.join(counts)}）"
+        tail = []
+        if self.problems and not self.show_answers and self.answers_call:
+            tail.append(
+                f"（答えを見るには {self.answers_call}。まずはヒントを手がかりに確かめてみてください）"
             )
-        return "\n".join([head, *self.lines, *self.notes])
+        return "\n".join([head, *self.lines, *self.notes, *tail])
+
+    def __str__(self) -> str:
+        return self.report()
 
     def __repr__(self) -> str:
         return self.report()
 
 
-def _show(value: object) -> str:
-    return "..." if value is Ellipsis else value if isinstance(value, str) else repr(value)
+def internal_error(title: str, err: BaseException) -> Verdict:
+    """A check that failed by itself still answers with a Verdict, never a traceback."""
+    verdict = Verdict(title)
+    verdict.fail(
+        f"チェック自体が失敗しました（{type(err).__name__}: {str(err)[:200]}）。あなたの答えのせいとは限りません。"
+        "もう一度実行し、直らなければ講師に知らせてください"
+    )
+    return verdict
 
 
 def crash_then_look(workdir: Path, label: str | None, listeners=(), **blocks) -> dict:
     """Run the real loop in workdir until it crashes (at label, e.g. "after-tool-run:3", or where a listener dies)."""
     plan = CrashPlan(*_split(label)) if label else None
+    events: list = []
     crashed = False
     try:
         run_agent(
-            Run(workdir, clock=lambda: FIXED_TIME_MS, crash=plan, listeners=list(listeners)),
+            Run(workdir, clock=lambda: FIXED_TIME_MS, crash=plan, listeners=[events.append, *listeners]),
             ScriptedModel(),
             tools=TOOL_SCHEMAS,
             **blocks,
         )
     except SimulatedCrash:
         crashed = True
-    disk = {name: read_text(workdir / name) for name in ("checkpoint.json", "effects.json", "tool-runs.log")}
-    return {"crashed": crashed, "disk": disk, "report_at_crash": (workdir / "report.txt").exists()}
+    disk = {name: read_text(workdir / name) for name in (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE)}
+    return {
+        "crashed": crashed,
+        "disk": disk,
+        "report_at_crash": (workdir / REPORT_FILE).exists(),
+        "events": events,
+    }
 
 
 def resume_and_look(workdir: Path, **blocks) -> dict:
     """--resume in workdir with the lesson's reconcile; which branch it took and what the disk shows after."""
     events: list = []
-    run_agent(
+    final = run_agent(
         Run(workdir, clock=lambda: FIXED_TIME_MS, listeners=[events.append]),
         ScriptedModel(),
         tools=TOOL_SCHEMAS,
@@ -107,26 +166,25 @@ def resume_and_look(workdir: Path, **blocks) -> dict:
     branches = [e.data["branch"] for e in events if e.kind == "reconcile"]
     return {
         "branch": branches[0] if branches else None,
-        "events": events,
-        "report_after": (workdir / "report.txt").exists(),
-        "runs_after": (read_text(workdir / "tool-runs.log") or "").splitlines(),
+        "final": final,
+        "report_after": (workdir / REPORT_FILE).exists(),
+        "runs_after": (read_text(workdir / TOOL_LOG_FILE) or "").splitlines(),
     }
 
 
 def crash_and_resume(workdir: Path, label: str | None, **blocks) -> dict:
     """Crash at label, then (if it crashed) resume; everything both steps saw."""
     seen = crash_then_look(workdir, label, **blocks)
-    after = (
-        resume_and_look(workdir, **blocks)
-        if seen["crashed"]
-        else {
-            "branch": None,
-            "events": [],
-            "report_after": seen["report_at_crash"],
-            "runs_after": (seen["disk"]["tool-runs.log"] or "").splitlines(),
-        }
-    )
-    return {**seen, **after}
+    if seen["crashed"]:
+        return {**seen, **resume_and_look(workdir, **blocks)}
+    runs = (seen["disk"][TOOL_LOG_FILE] or "").splitlines()
+    return {
+        **seen,
+        "branch": None,
+        "final": None,
+        "report_after": seen["report_at_crash"],
+        "runs_after": runs,
+    }
 
 
 def _split(label: str) -> tuple[str, int]:

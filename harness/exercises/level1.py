@@ -1,96 +1,275 @@
-"""Level 1 (クラッシュ瞬間の訓練マニュアル): what the disk holds at moments ①②③ and which branch a resume takes."""
+"""Level 1 (クラッシュ瞬間の訓練マニュアル): what the disk holds at moments ①②③ and which branch a resume takes.
+
+No learner code runs here: the checks crash the real harness at each moment and compare with the answers.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
-from ..vocab import MOMENT_NAMES, MOMENTS
-from . import BRANCH_WORDS, NULL, PENDING_CALL, Verdict, crash_and_resume, crash_then_look, scratch_dir
+from ..lab import summary
+from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, MOMENT_NAMES, MOMENTS, TOOL_LOG_FILE
+from . import Verdict, crash_and_resume, crash_then_look, internal_error, scratch_dir
+from .answers import (
+    BRANCH_WORDS,
+    FROM_NOTEBOOK,
+    MISSING,
+    NULL,
+    PENDING_CALL,
+    Question,
+    blank,
+    branch_question,
+    from_notebook,
+    keys_problem,
+    loose,
+    shape_problem,
+    show,
+)
+from .sandbox import can_fork, run_steps
 
+TITLE = "レベル1"
+# The tools the answer sheet asks about (read-only and side-effecting), and every tool look() can show.
 TOOLS = {"read_notes": (1, "toolu_01"), "write_report": (3, "toolu_03")}
+LOOK_TOOLS = {"read_notes": (1, "toolu_01"), "count_words": (2, "toolu_02"), "write_report": (3, "toolu_03")}
 QUESTIONS = {
     "pendingToolUse": "checkpoint.json の pendingToolUse",
     "ledger_entry": "effects.json にこの呼び出しのレコード",
     "reconcile": "--resume での reconcile の分岐",
 }
+SAME_DISK = "write_report で ① と ② の checkpoint.json と effects.json は同じか"
+SAME_RECOVERY = "write_report で ① と ② の再開の振る舞い（reconcile の分岐）は同じか"
+INSIGHT = "① と ② が同じに見えることが意味するのは"
+# The lesson's completion criterion, "the code cannot tell ① from ②", as a choice (the notebook lists them).
+INSIGHT_CHOICES = {
+    "A": "② ではツールはまだ走っていない。だから再開でもう一度実行すればよい",
+    "B": "コードには ① と ② の区別がつかない。② では副作用がすでに起きているかもしれないので、"
+    "副作用のあるツールは推測せず is_error で正直に返すしかない",
+    "C": "② では台帳ヒットになるので、記録された結果を再利用すればよい",
+    "D": "① と ② では checkpoint.json が違うので、再開はどちらの瞬間かを見分けて別の分岐に入れる",
+}
+TOP_KEYS = {**{m: m for m in MOMENTS}, "same_disk_1_2": 0, "same_recovery_1_2": 0, "insight_1_2": 0}
 
 
 def blank_answers() -> dict:
     """The answer sheet with every cell unanswered (...)."""
     sheet: dict = {m: {t: {q: ... for q in QUESTIONS} for t in TOOLS} for m in MOMENTS}
-    sheet["same_disk_1_2"] = ...
-    sheet["same_recovery_1_2"] = ...
+    sheet.update(same_disk_1_2=..., same_recovery_1_2=..., insight_1_2=...)
     return sheet
 
 
 def observe(moment: str, tool: str) -> dict:
-    """Crash the real harness at that moment of that tool's turn; what the disk and the resume really show."""
-    turn, tool_use_id = TOOLS[tool]
+    """Crash the real harness at that moment of that tool's turn, then resume: what the disk and the resume show."""
+    turn, tool_use_id = LOOK_TOOLS[tool]
     with scratch_dir() as tmp:
         seen = crash_and_resume(Path(tmp), f"{MOMENTS[moment]}:{turn}")
-    cp = json.loads(seen["disk"]["checkpoint.json"])
-    effects = json.loads(seen["disk"]["effects.json"] or "{}")
+    cp = json.loads(seen["disk"][CHECKPOINT_FILE])
+    effects = json.loads(seen["disk"][EFFECTS_FILE] or "{}")
     pending = cp["pendingToolUse"]
+    results = [
+        b.get("tool_use_id")
+        for m in cp["messages"]
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+    ]
+    line = f"{tool} {tool_use_id}"
     return {
         "pendingToolUse": PENDING_CALL if pending and pending["id"] == tool_use_id else NULL,
         "ledger_entry": tool_use_id in effects,
         "reconcile": BRANCH_WORDS[seen["branch"]],
-        "files": (seen["disk"]["checkpoint.json"], seen["disk"]["effects.json"]),
-        "tool_ran": f"{tool} {tool_use_id}" in (seen["disk"]["tool-runs.log"] or ""),
-        "ledger_keys": list(effects),
+        "files": (seen["disk"][CHECKPOINT_FILE], seen["disk"][EFFECTS_FILE]),
+        "result_in_messages": tool_use_id in results,
+        "tool_ran": line in (seen["disk"][TOOL_LOG_FILE] or "").splitlines(),
+        "runs_after": seen["runs_after"].count(line),
+        "report_after": seen["report_after"],
     }
 
 
-def look(moment: str, tool: str) -> None:
-    """Print what the disk holds when the real harness dies at that moment of that tool's turn (no resume)."""
-    from ..lab import summary
+def observe_all() -> dict:
+    """observe() for every moment and tool of the answer sheet. Where it can, in a forked child without fsync:
+    the same runs and files, without waiting for the disk (nothing here has to survive a power cut)."""
+    cases = [(m, t) for m in MOMENTS for t in TOOLS]
+    if can_fork():
 
-    turn, _ = TOOLS[tool]
-    with scratch_dir() as tmp:
-        crash_then_look(Path(tmp), f"{MOMENTS[moment]}:{turn}")
+        def step() -> dict:
+            return {f"{m} {t}": observe(m, t) for m, t in cases}
+
+        def no_fsync() -> None:
+            os.fsync = lambda fd: None
+
+        with scratch_dir() as tmp:
+            outcomes = run_steps([("observe", step)], time_limit=60, cwd=Path(tmp), prepare=no_fsync)
+            try:
+                facts = next(outcomes).facts
+            finally:
+                outcomes.close()
+        if facts and "internal_error" not in facts:
+            return {
+                (m, t): {**facts[f"{m} {t}"], "files": tuple(facts[f"{m} {t}"]["files"])} for m, t in cases
+            }
+    return {(m, t): observe(m, t) for m, t in cases}
+
+
+def _moment(value: object) -> str | None:
+    if isinstance(value, str) and value in MOMENTS.values():
+        return next(m for m, label in MOMENTS.items() if label == value)
+    return next((m for m in MOMENTS if loose(m) == loose(value)), None) if value is not None else None
+
+
+def _tool(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    for name, (_, tool_use_id) in LOOK_TOOLS.items():
+        if loose(value) in (loose(name), loose(tool_use_id)):
+            return name
+    return None
+
+
+def look(moment: object = None, tool: object = None) -> None:
+    """Print what the disk holds when the real harness dies at that moment of that tool's turn (no resume).
+
+    Moments: "①" "②" "③" (or 1, "1", "１"); tools: "read_notes", "count_words", "write_report". Never raises.
+    """
+    m, t = _moment(moment), _tool(tool)
+    if m is None and t is None and _moment(tool) and _tool(moment):  # look("write_report", "②")
+        m, t = _moment(tool), _tool(moment)
+    if m is None or t is None:
+        if moment is not None or tool is not None:
+            wrong = [f"瞬間 {show(moment)}"] if m is None and moment is not None else []
+            wrong += [f"ツール {show(tool)}"] if t is None and tool is not None else []
+            missing = [w for w, v in (("瞬間", moment), ("ツール", tool)) if v is None]
+            if wrong:
+                print(f"{' と '.join(wrong)} は選べません。")
+            if missing:
+                print(f"{'と'.join(missing)}も指定してください。")
+        print("使い方: look(瞬間, ツール)  例: look('②', 'write_report')")
         print(
-            f"{moment}（{MOMENT_NAMES[moment]}）で {tool} のターン（{turn} ターン目）に落ちた直後のディスク:"
+            "  瞬間: " + "、".join(f"{m!r}（{MOMENT_NAMES[m]}）" for m in MOMENTS) + "。1, 2, 3 でも書けます"
         )
-        print(summary(Path(tmp)))
+        print(
+            "  ツール: " + "、".join(f"{name!r}（{turn} ターン目）" for name, (turn, _) in LOOK_TOOLS.items())
+        )
+        return
+    turn, _ = LOOK_TOOLS[t]
+    try:
+        with scratch_dir() as tmp:
+            crash_then_look(Path(tmp), f"{MOMENTS[m]}:{turn}")
+            print(f"{m}（{MOMENT_NAMES[m]}）で {t} のターン（{turn} ターン目）に落ちた直後のディスク:")
+            print(summary(Path(tmp)))
+    except Exception as err:  # noqa: BLE001 (never a traceback in the learner's notebook)
+        print(f"表示できませんでした（{type(err).__name__}: {err}）。もう一度実行してください")
 
 
-def check_level1(answers: dict, meaning: str = "") -> Verdict:
-    """Compare every answer with the real harness crashed at ①②③ on read_notes and write_report."""
-    verdict = Verdict("レベル1")
-    truth = {(m, t): observe(m, t) for m in MOMENTS for t in TOOLS}
+def check_level1(
+    answers: object = FROM_NOTEBOOK, meaning: object = FROM_NOTEBOOK, *, show_answers: bool = False
+) -> Verdict:
+    """Compare every answer with the real harness crashed at ①②③ on read_notes and write_report.
+
+    Called without arguments, it reads `answers` and `meaning` from the notebook (a deleted cell is 未回答).
+    show_answers=True also prints the right answer after each ✗.
+    """
+    answers = from_notebook(answers, "answers")
+    meaning = from_notebook(meaning, "meaning")
+    try:
+        return _check(answers, meaning, show_answers)
+    except Exception as err:  # noqa: BLE001
+        return internal_error(TITLE, err)
+
+
+def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
+    verdict = Verdict(TITLE, show_answers, "check_level1(show_answers=True)")
+    sheet, problem = shape_problem(answers, "answers")
+    if problem:
+        verdict.fail(problem)
+    if answers is MISSING:
+        verdict.notes.append("（answers がまだありません。答えのセルを実行しましたか）")
+    top, problems = keys_problem(sheet or {}, TOP_KEYS, "answers")
+    for p in problems:
+        verdict.fail(p)
+    truth = observe_all()
     for m in MOMENTS:
-        for t in TOOLS:
+        row = _sub(verdict, top.get(m, MISSING), TOOLS, f"answers[{m!r}]")
+        for t, (_, tool_use_id) in TOOLS.items():
+            cell = _sub(verdict, row.get(t, MISSING), QUESTIONS, f"answers[{m!r}][{t!r}]")
             seen = truth[(m, t)]
-            given = answers.get(m, {}).get(t, {}) if isinstance(answers.get(m), dict) else {}
-            for q, label in QUESTIONS.items():
-                evidence = {
-                    "pendingToolUse": f"checkpoint.json の pendingToolUse は {seen['pendingToolUse']}",
-                    "ledger_entry": f"effects.json のキーは {seen['ledger_keys'] or 'なし'}"
-                    + (
-                        f"。ただし tool-runs.log では {t} は実行済み"
-                        if seen["tool_ran"] and not seen["ledger_entry"]
-                        else ""
-                    ),
-                    "reconcile": f"--resume のログは「{seen['reconcile']}」",
-                }[q]
-                verdict.compare(f"{m}（{MOMENT_NAMES[m]}）{t}: {label}", given.get(q, ...), seen[q], evidence)
+            where = f"{m}（{MOMENT_NAMES[m]}）{t}"
+            look_at = f"look({m!r}, {t!r}) でディスクを見られます"
+            questions = {
+                "pendingToolUse": (
+                    Question(f"{where}: {QUESTIONS['pendingToolUse']}", "word",
+                             {PENDING_CALL: "PENDING_CALL", NULL: "NULL"}, {"PENDING_CALL": PENDING_CALL}),
+                    "ディスクでは: checkpoint.json の messages に "
+                    + (f"{tool_use_id} の tool_result がすでに入っています" if seen["result_in_messages"]
+                       else f"{tool_use_id} の tool_result はまだありません")
+                    + "。見直す: 地点Aと地点Bがそれぞれ pendingToolUse に何を保存するか（レッスン「地点Aと地点B」）。"
+                    + look_at,
+                ),
+                "ledger_entry": (
+                    Question(f"{where}: {QUESTIONS['ledger_entry']}", "bool"),
+                    f"ディスクでは: tool-runs.log で {t} は{'実行済み' if seen['tool_ran'] else 'まだ実行されていません'}。"
+                    "見直す: 台帳に書くのはいつか、実行が先・記録が後（レッスン「副作用台帳」）。" + look_at,
+                ),
+                "reconcile": (
+                    branch_question(f"{where}: {QUESTIONS['reconcile']}"),
+                    (f"ディスクでは: --resume のあと {t} の実行は tool-runs.log で合計 {seen['runs_after']} 回、"
+                     f"report.txt は{'あり' if seen['report_after'] else 'なし'}。見直す: reconcile は pendingToolUse、"
+                     "台帳、READ_ONLY の順に調べる（レッスン「reconcile」の3分岐）"),
+                ),
+            }  # fmt: skip
+            for q, (question, hint) in questions.items():
+                verdict.grade(question, cell.get(q, MISSING), seen[q], hint)
     one, two = truth[("①", "write_report")], truth[("②", "write_report")]
     same_disk = one["files"] == two["files"]
-    verdict.compare(
-        "write_report で ① と ② の checkpoint.json と effects.json は同じか",
-        answers.get("same_disk_1_2", ...),
+    same_recovery = one["reconcile"] == two["reconcile"]
+    verdict.grade(
+        Question(SAME_DISK, "bool"),
+        top.get("same_disk_1_2", MISSING),
         same_disk,
-        "2つの瞬間のファイルをバイト単位で比べた結果",
+        "ディスクでは: ① と ② の2つのファイルをバイト単位で比べました。見直す: ② で走ったツールの結果は、"
+        "このときどちらかのファイルに書かれているか。look('①', 'write_report') と look('②', 'write_report') を比べてください",
     )
-    verdict.compare(
-        "write_report で ① と ② の再開の振る舞い（reconcile の分岐）は同じか",
-        answers.get("same_recovery_1_2", ...),
-        one["reconcile"] == two["reconcile"],
-        f"① は「{one['reconcile']}」、② は「{two['reconcile']}」",
+    verdict.grade(
+        Question(SAME_RECOVERY, "bool"),
+        top.get("same_recovery_1_2", MISSING),
+        same_recovery,
+        "見直す: reconcile が判断に使うのは checkpoint.json と effects.json だけです（tool-runs.log や report.txt は見ない）",
     )
-    if not meaning.strip():
+    if same_disk and same_recovery and two["tool_ran"] and not one["tool_ran"]:
+        insight = "B"
+    elif same_disk and one["reconcile"] == BRANCH_WORDS["hit"]:
+        insight = "C"
+    else:
+        insight = "D" if not same_disk else "A"
+    verdict.grade(
+        Question(
+            INSIGHT,
+            "word",
+            {c: repr(c) for c in INSIGHT_CHOICES},
+            {t: c for c, t in INSIGHT_CHOICES.items()},
+            prefix=True,
+        ),
+        top.get("insight_1_2", MISSING),
+        insight,
+        "ディスクでは: tool-runs.log に write_report は ① で"
+        f"{'あり' if one['tool_ran'] else 'なし'}、② で{'あり' if two['tool_ran'] else 'なし'}。"
+        "見直す: コードはそれを checkpoint.json と effects.json から知りうるか",
+    )
+    if not isinstance(meaning, str) or not meaning.strip() or "ここに書く" in meaning:
         verdict.notes.append(
-            "（自由記述: ① と ② が同じであることの意味は採点しません。解答例と見比べてください）"
+            "（自由記述 meaning は採点しません。書いたら、解答例 solutions/level1_crash_moments.ipynb と見比べてください）"
         )
     return verdict
+
+
+def _sub(verdict: Verdict, given: object, valid: dict, where: str) -> dict:
+    """A nested answer dict (a moment's row, a tool's cell), its keys matched loosely; {} when it is not a dict."""
+    if blank(given):
+        return {}
+    table, problem = shape_problem(given, where)
+    if problem:
+        verdict.fail(problem)
+    found, problems = keys_problem(table or {}, valid, where)
+    for p in problems:
+        verdict.fail(p)
+    return found

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import shutil
-import sys
 import unicodedata
 from pathlib import Path
 
@@ -41,9 +41,10 @@ def cli(workdir: Path, *args: str, env: dict | None = None) -> None:
     prefix = "".join(f"{k}={v} " for k, v in (env or {}).items())
     print(f"$ {prefix}python -m harness --workdir {workdir} {' '.join(args)}".rstrip())
     print(proc.stdout, end="")
-    if proc.stderr:
-        print(proc.stderr, end="", file=sys.stderr)
+    print(proc.stderr, end="")  # where a terminal shows it: right after stdout, before the exit code
     print(f"EXIT={137 if proc.returncode == -9 else proc.returncode}")
+    if (env or {}).get("CRASH_AFTER") and proc.returncode == 0:
+        print(f"（CRASH_AFTER={env['CRASH_AFTER']} の回数に届かなかったので、落ちずに最後まで走りました）")
 
 
 def width(text: str) -> int:
@@ -159,29 +160,86 @@ class FileWatch:
         return on_event
 
 
-BLANK = (Ellipsis, None, "")
+_UNITS = re.compile(r"^(-?\d+)\s*(回|件|個|つ|行|ターン|bad request.*)?$")
+_WORDS = {
+    "true": True,
+    "はい": True,
+    "false": False,
+    "いいえ": False,
+    "null": None,
+    "none": None,
+    "なし": None,
+}
 
 
 def _norm(value: object) -> object:
-    """A prediction as compared: strings without surrounding or full-width spaces, case-folded; numbers as numbers."""
+    """A prediction as compared: strings without surrounding or full-width spaces and case; "2回" and "400 Bad
+    Request" as numbers; "True"/"はい" as True, "null"/"None"/"なし" as None. Numbers and booleans stay apart."""
     if isinstance(value, str):
-        text = unicodedata.normalize("NFKC", value).strip().casefold()
-        return int(text) if text.isdigit() else text
+        text = unicodedata.normalize("NFKC", value).strip().strip("\"'「」").strip().casefold()
+        if text in _WORDS:
+            return _WORDS[text]
+        number = _UNITS.match(text)
+        return int(number.group(1)) if number else text
     return value
 
 
-def check_prediction(prediction: object, actual: object, what: str, evidence: str = "") -> bool:
-    """Compare a learner's 予想 with what the disk really showed; a blank prediction prints 未記入, never raises.
+def _same(prediction: object, actual: object) -> bool:
+    a, b = _norm(prediction), _norm(actual)
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+    return (numbers or type(a) is type(b)) and a == b
 
-    `evidence` says where the actual value was read (e.g. "tool-runs.log の行数").
+
+def check_prediction(
+    prediction: object, actual: object, what: str, evidence: str = "", accept: tuple = ()
+) -> bool:
+    """Compare a learner's 予想 with what the disk really showed; a blank prediction (...) prints 未記入, never raises.
+
+    `evidence` says where the actual value was read (e.g. "tool-runs.log の行数"); `accept` lists other ways of
+    writing the actual value that count as right (e.g. the lesson's own word for a branch).
     """
     where = f"（{evidence}）" if evidence else ""
-    if prediction in BLANK if not isinstance(prediction, (list, dict)) else False:
+    if prediction is Ellipsis or (isinstance(prediction, str) and not prediction.strip()):
         print(f"… {what}: 未記入です。予想を書いてから、もう一度このセルを実行してください。")
         print(f"   実際は {actual!r}{where}")
         return False
-    if _norm(prediction) == _norm(actual):
+    if _same(prediction, actual) or any(_same(prediction, other) for other in accept):
         print(f"✓ {what}: 予想どおり {actual!r}{where}")
         return True
     print(f"✗ {what}: 予想は {prediction!r}、実際は {actual!r}{where}。なぜ違ったのかを考えてみてください。")
     return False
+
+
+# reconcile's branches in the lesson's words: a prediction written this way is right too (check_prediction's accept=).
+BRANCH_WORDS = {
+    "hit": ("台帳ヒット", "ヒット", "再利用"),
+    "rerun": ("再実行", "読み取り専用", "読み取り専用の再実行"),
+    "unknown": ("判断不能", "is_error", "不明"),
+    "なし": ("reconcile なし", "補完なし"),
+}
+
+
+# Two work folders side by side (notebook 07 and the Crash Lab's compare mode put moments ① and ② next to each other).
+COMPARED = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE, REPORT_FILE)
+
+
+def file_bytes(path: Path) -> bytes | None:
+    """A file's bytes as they are on disk, or None when there is no such file."""
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
+
+
+def compare_folders(a: Path, b: Path, names: tuple[str, ...] = COMPARED) -> list[dict]:
+    """For each file name: its bytes in folder a and in folder b (None when missing), and whether they are the same."""
+    rows = []
+    for name in names:
+        left, right = file_bytes(Path(a) / name), file_bytes(Path(b) / name)
+        rows.append({"name": name, "a": left, "b": right, "same": left == right})
+    return rows
+
+
+def size_text(data: bytes | None) -> str:
+    """'1234 バイト', or 'なし' for a missing file."""
+    return "なし" if data is None else f"{len(data)} バイト"

@@ -3,13 +3,20 @@
 The lab is one more listener of the loop's events: in the kernel it listens directly, for a real process it reads the
 events the command line appends to HARNESS_EVENTS_FILE. Views are widget values (HTML, Image), never printed output,
 so a notebook showing the lab stays stable under nbval.
+
+Any scenario of harness/scenarios.py runs in it (the lesson's by default): in the kernel through run_in_folder, as a
+process with the scenario's flags (cli_args). A parallel turn holds several calls, so the lab then lists every
+occurrence of the chosen moment (crash_moments) instead of the lesson's three turns, shows pendingToolUses (checkpoint
+version 2), and every reconcile of one resume.
 """
 
 from __future__ import annotations
 
 import asyncio
 import difflib
+import functools
 import html
+import json
 import shutil
 import time
 from pathlib import Path
@@ -19,12 +26,10 @@ import ipywidgets as w
 from .. import texts
 from ..crash import CrashPlan, SimulatedCrash
 from ..errors import HarnessError
-from ..loop import run_agent
-from ..models import ScriptedModel
-from ..run import Event, Run
-from ..tools import TOOL_SCHEMAS
-from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, FIXED_TIME_MS, REPORT_FILE, TOOL_LOG_FILE
-from . import pretty, read_text
+from ..run import Event
+from ..scenarios import cli_args, crash_moments, run_in_folder
+from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, REPORT_FILE, SUMMARY_FILE, TOOL_LOG_FILE
+from . import compare_folders, pretty, read_text, size_text
 from .process import WatchedProcess
 
 MOMENTS = [
@@ -34,7 +39,16 @@ MOMENTS = [
     ("台帳記録済み・B未保存（レッスンのデモ）", "after-effect-write"),
     ("③ B保存直後", "after-save-b"),
 ]
+# The lesson's turns: one call per turn, so the N-th occurrence of every label is turn N.
 TURNS = [("read_notes（1ターン目）", 1), ("count_words（2ターン目）", 2), ("write_report（3ターン目）", 3)]
+# The scenarios of harness/scenarios.py, the lesson's first (the default; the others never change it).
+SCENARIO_OPTIONS = [
+    ("レッスン（1ターンに1つのツール）", "lesson"),
+    ("並列: 1ターンに複数のツール（--parallel）", "parallel"),
+    ("冪等: 問い合わせられる write_report（--idempotent）", "idempotent"),
+    ("並列＋冪等（--parallel --idempotent）", "parallel+idempotent"),
+]
+SCENARIO_NAMES = {value: label.split("（")[0].split(":")[0] for label, value in SCENARIO_OPTIONS}
 HOW = [("カーネル内（疑似キル）", "simulated"), ("本物のプロセス（SIGKILL）", "sigkill")]
 FILES = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE)
 STEPS = ("save_a", "tool_ran", "effect_written", "save_b", "crash", "resume", "reconcile", "done")
@@ -50,8 +64,32 @@ BUTTONS = [
     ("1歩進む", "", "step-forward", "lab-step", "step"),
     ("リセット", "", "trash", "lab-reset", "reset"),
     ("今すぐキル", "danger", "skull", "lab-kill", "kill_now"),
+    ("①と②を比べる", "info", "columns", "lab-compare", "compare"),
 ]
 NO_RECONCILE = "reconcile なし（宙ぶらりんな呼び出しがないので、補完せずにそのまま続く）"
+COMPARE_ONE_CALL_ONLY = (
+    "「①と②を比べる」は1ターンに1つのツールのシナリオ（レッスン、冪等）だけで使えます。"
+    "並列のターンでは地点Aの保存がターンに1回なので、2つ目の呼び出しには「①だけ」の瞬間がありません。"
+)
+
+
+@functools.cache
+def moments_of(scenario: str) -> dict[str, list[str]]:
+    """scenarios.crash_moments, once per process (it runs the scenario cleanly in a temporary folder; read only)."""
+    return crash_moments(scenario)
+
+
+def branch_html(reconciled: list[dict]) -> str:
+    """Every reconcile of one resume, in order, in the lesson's words (one line per pending call)."""
+    lines = [
+        f"reconcile → tool_use_id={html.escape(r['id'])} name={html.escape(r['name'])} "
+        + html.escape(texts.reconcile_line(r["branch"]))
+        for r in reconciled
+    ]
+    if len(lines) == 1:
+        return f"<b>再開時の判断:</b> {lines[0]}"
+    head = f"<b>再開時の判断（宙ぶらりんな呼び出し {len(lines)} 件に、1件ずつ reconcile）:</b><br>"
+    return head + "<br>".join(lines)
 
 
 class _Pause(BaseException):
@@ -77,6 +115,153 @@ def highlight(before: str | None, after: str | None) -> str:
     return f"<pre class='lab-file' style='{PRE_STYLE}'>" + "\n".join(rows) + "</pre>"
 
 
+FACT_NAMES = ("turns", "pendingToolUse", "ledger", "report", "write_report")
+WRITE_REPORT = "write_report"
+KEY_PREFIX, KEY_SUFFIX = texts.IDEMPOTENCY_KEY_LINE.split("{key}")
+
+
+def one_call_per_turn(scenario: str) -> bool:
+    """The lesson's shape: one tool per turn (checkpoint version 1), so the N-th crash point of a label is turn N."""
+    return "parallel" not in scenario
+
+
+def _call(call: dict) -> str:
+    return f"{call['name']} ({call['id']})"
+
+
+def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
+    """What decides a resume, read from the disk: turns, the pending call(s) (pendingToolUse in version 1,
+    pendingToolUses in version 2: the file says which), whether the ledger holds each pending id; and the outside
+    world: report.txt (with the idempotency key it carries, if any), summary.txt for the parallel task, and how many
+    times write_report really ran."""
+    field = "pendingToolUse" if one_call_per_turn(scenario) else "pendingToolUses"
+    facts = {"turns": "—", field: "— checkpoint.json なし", "ledger": "—"}
+    pending_ids = None
+    text = read_text(workdir / CHECKPOINT_FILE)
+    if text is not None:
+        try:
+            cp = json.loads(text)
+            if "pendingToolUses" in cp:  # version 2: an array
+                calls = list(cp["pendingToolUses"])
+                shown = "[" + ", ".join(_call(c) for c in calls) + "]"
+                facts.pop(field)
+                field, facts["pendingToolUses"] = "pendingToolUses", shown
+            else:
+                pending = cp["pendingToolUse"]
+                calls = [pending] if pending else []
+                facts.pop(field)
+                field, facts["pendingToolUse"] = "pendingToolUse", _call(pending) if pending else "null"
+            pending_ids = [call["id"] for call in calls]
+            facts["turns"] = str(cp["turns"])
+        except (ValueError, KeyError, TypeError):
+            facts[field] = "checkpoint.json を読めません"
+            pending_ids = None
+    if pending_ids:
+        try:
+            ledger = json.loads(read_text(workdir / EFFECTS_FILE) or "{}")
+            facts["ledger"] = "・".join(f"{i} {'あり' if i in ledger else 'なし'}" for i in pending_ids)
+        except (ValueError, TypeError):
+            facts["ledger"] = "effects.json を読めません"
+    elif text is not None:
+        facts["ledger"] = "— 宙ぶらりんな呼び出しなし"
+    report = read_text(workdir / REPORT_FILE)
+    facts["report"] = "あり" if (workdir / REPORT_FILE).exists() else "なし"
+    first = (report or "").partition("\n")[0]
+    if first.startswith(KEY_PREFIX) and first.endswith(KEY_SUFFIX):  # the idempotent write_report's answer
+        facts["report"] += f"（冪等キー {first[len(KEY_PREFIX) : -len(KEY_SUFFIX)]}）"
+    if not one_call_per_turn(scenario):
+        facts["summary"] = "あり" if (workdir / SUMMARY_FILE).exists() else "なし"
+    log = read_text(workdir / TOOL_LOG_FILE) or ""
+    ids = [
+        line.split(" ")[1] for line in log.splitlines() if line.split(" ")[0] == WRITE_REPORT and " " in line
+    ]
+    facts["write_report"] = f"{len(ids)}回"
+    if len(set(ids)) > 1:  # several calls of it (the parallel task): how many times each one ran
+        facts["write_report"] += "（" + "、".join(f"{i}: {ids.count(i)}回" for i in dict.fromkeys(ids)) + "）"
+    return facts
+
+
+FACT_LABELS = {
+    "turns": "turns",
+    "pendingToolUse": "pendingToolUse",
+    "pendingToolUses": "pendingToolUses",
+    "ledger": "台帳に pending の id",
+    "report": "report.txt",
+    "summary": "summary.txt",
+    "write_report": "write_report の実行",
+}
+FACTS_STYLE = "font-size:13px;line-height:1.6;padding:4px 6px;border:1px solid #ccc;background:#f6f8fa"
+MARK_STYLE = "background:#ffe58a;padding:0 2px"
+
+
+def facts_html(now: dict[str, str], before: dict[str, str] | None) -> str:
+    """The facts on one panel; each one that changed since `before` is marked and shows what it was."""
+
+    def fact(name: str) -> str:
+        value = f"<b>{html.escape(now[name])}</b>"
+        if before is not None and before.get(name) != now[name]:
+            was = html.escape(before.get(name, "—"))
+            value = f"<mark class='lab-fact-changed' style='{MARK_STYLE}'>{value}（← {was}）</mark>"
+        return f"<span class='lab-fact' data-fact='{name}'>{FACT_LABELS[name]}: {value}</span>"
+
+    pending = "pendingToolUses" if "pendingToolUses" in now else "pendingToolUse"
+    deciding = " ・ ".join(fact(n) for n in ("turns", pending, "ledger"))
+    outside = " ・ ".join(fact(n) for n in ("report", "summary", "write_report") if n in now)
+    return (
+        f"<div style='{FACTS_STYLE}'><b>再開を決める事実</b>: {deciding}<br><b>外の世界</b>: {outside}</div>"
+    )
+
+
+def _pre(data: bytes | None) -> str:
+    if data is None:
+        return f"<pre style='{PRE_STYLE};max-height:220px;color:#888'>（ファイルなし）</pre>"
+    text = pretty(data.decode("utf-8", errors="replace"))
+    return f"<pre style='{PRE_STYLE};max-height:220px'>{html.escape(text)}</pre>"
+
+
+def compare_html(
+    turn: int, tool: str, rows: list[dict], facts: dict[str, dict[str, str]], resumed: dict[str, str]
+) -> str:
+    """Two disks side by side: the facts that decide a resume, each file marked 同一 or 異なる, and the line each
+    resume printed."""
+    same = "color:#1a7f37;font-weight:bold"
+    differ = "color:#cf222e;font-weight:bold"
+    cells = [
+        f"<tr><th></th><th>① after-save-a:{turn}</th><th>② after-tool-run:{turn}</th></tr>",
+        "<tr class='lab-compare-facts'><td><b>再開を決める事実</b></td>"
+        + "".join(
+            "<td>"
+            + " ・ ".join(f"{FACT_LABELS[n]}: <b>{html.escape(facts[m][n])}</b>" for n in FACT_NAMES)
+            + "</td>"
+            for m in ("①", "②")
+        )
+        + "</tr>",
+    ]
+    for row in rows:
+        if row["same"]:
+            verdict = f"<span class='lab-same' style='{same}'>同一</span>（{size_text(row['a'])}、バイト単位で一致）"
+        else:
+            verdict = (
+                f"<span class='lab-differ' style='{differ}'>異なる</span>"
+                f"（{size_text(row['a'])} / {size_text(row['b'])}）"
+            )
+        cells.append(
+            f"<tr class='lab-compare-row' data-file='{row['name']}'>"
+            f"<td style='vertical-align:top;width:18%'><b>{row['name']}</b><br>{verdict}</td>"
+            f"<td style='vertical-align:top;width:41%'>{_pre(row['a'])}</td>"
+            f"<td style='vertical-align:top;width:41%'>{_pre(row['b'])}</td></tr>"
+        )
+    cells.append(
+        "<tr class='lab-compare-resume'><td><b>再開すると</b></td>"
+        + "".join(f"<td>{html.escape(resumed[m])}</td>" for m in ("①", "②"))
+        + "</tr>"
+    )
+    return (
+        f"<div><b>①と②を比べる（{turn}ターン目: {tool}）</b> 落ちた直後のディスクを並べています"
+        f"<table style='width:100%;border-collapse:collapse;font-size:12px'>{''.join(cells)}</table></div>"
+    )
+
+
 class CrashLab:
     """The widget: controls, buttons, live views of the work folder, the transcript, the branch, the timeline."""
 
@@ -91,7 +276,17 @@ class CrashLab:
         self.steps_taken = 0
         self.step_phase: str | None = None
         self.phase = "idle"  # idle, stepping, crashed, done
+        self.reconciled: list[dict] = []  # the reconcile events of the latest resume, in order
+        # whose crash points the occurrence list shows, in a scenario with several calls per turn
+        self.occurrences_of = "after-tool-run"
 
+        self.scenario = w.Dropdown(
+            options=SCENARIO_OPTIONS,
+            value="lesson",
+            description="シナリオ",
+            layout=w.Layout(width="460px"),
+        )
+        self.where = w.HTML()  # the chosen crash point, as the command line would be told it
         self.moment = w.RadioButtons(options=MOMENTS, value="after-tool-run", description="落とす瞬間")
         self.turn = w.RadioButtons(options=TURNS, value=3, description="どのターン")
         self.how = w.RadioButtons(options=HOW, value="simulated", description="落とし方")
@@ -103,20 +298,34 @@ class CrashLab:
             description="スロー(ms)",
             tooltip="本物のプロセスが1ステップごとに止まる時間（講師用）",
         )
-        self.run_button, self.resume_button, self.step_button, self.reset_button, self.kill_button = (
-            self._button(*spec) for spec in BUTTONS
-        )
+        (
+            self.run_button,
+            self.resume_button,
+            self.step_button,
+            self.reset_button,
+            self.kill_button,
+            self.compare_button,
+        ) = (self._button(*spec) for spec in BUTTONS)
         self.kill_button.disabled = True
         self.status = w.HTML()
+        self.facts = w.HTML()  # what decides a resume, on top of the file views (no scrolling needed)
+        self.facts_base: dict[str, str] | None = None  # the facts when the latest action began
         self.branch = w.HTML()
+        self.compare_view = w.HTML()
+        self.compared: dict | None = None  # the latest comparison of ① and ② (for a test or a person)
         self.views = {name: w.HTML() for name in FILES}
         self.report = w.HTML()
         self.transcript = w.Output(layout=w.Layout(border="1px solid #ccc", padding="4px"))
         self.timeline = w.Image(format="png", layout=w.Layout(max_width="100%"))
         # stable CSS hooks, for a person's stylesheet and for the browser test
         for widget, css in (
+            (self.scenario, "lab-scenario"),
+            (self.where, "lab-where"),
+            (self.turn, "lab-turn"),
             (self.status, "lab-status"),
+            (self.facts, "lab-facts"),
             (self.branch, "lab-branch"),
+            (self.compare_view, "lab-compare-view"),
             (self.report, "lab-report"),
             (self.transcript, "lab-transcript"),
             (self.timeline, "lab-timeline"),
@@ -125,6 +334,10 @@ class CrashLab:
         for name, css in zip(FILES, ("lab-view-checkpoint", "lab-view-effects", "lab-view-log")):
             self.views[name].add_class(css)
         self.widget = self._layout()
+        self.scenario.observe(lambda _: self.choose_scenario(), "value")
+        self.moment.observe(lambda _: self._update_turns(), "value")
+        self.turn.observe(lambda _: self._update_where(), "value")
+        self._update_where()
         self.reset()
 
     def _button(self, description: str, style: str, icon: str, css: str, action: str) -> w.Button:
@@ -135,9 +348,19 @@ class CrashLab:
 
     # ---- layout -------------------------------------------------------------------------------------------------
     def _layout(self) -> w.Widget:
-        controls = w.HBox([self.moment, self.turn, w.VBox([self.how, self.slow])])
+        # in a narrow page the last column moves below rather than squeezing the list of crash points
+        controls = w.HBox(
+            [self.moment, self.turn, w.VBox([self.how, self.slow])], layout=w.Layout(flex_flow="row wrap")
+        )
         buttons = w.HBox(
-            [self.run_button, self.resume_button, self.step_button, self.reset_button, self.kill_button]
+            [
+                self.run_button,
+                self.resume_button,
+                self.step_button,
+                self.reset_button,
+                self.kill_button,
+                self.compare_button,
+            ]
         )
         files = w.HBox(
             [
@@ -147,10 +370,13 @@ class CrashLab:
         )
         parts = [
             w.HTML("<h3>Crash Lab: 落として、見て、拾い直す</h3>"),
+            w.HBox([self.scenario, self.where]),
             controls,
             buttons,
             self.status,
+            self.facts,
             self.branch,
+            self.compare_view,
             files,
             self.report,
             w.HTML("<b>ログ</b>"),
@@ -172,12 +398,13 @@ class CrashLab:
         line = texts.format_event(event.kind, event.data)
         if line is not None:
             self.transcript.append_stdout(line + "\n")
-        if event.kind == "resume" and event.data.get("pending") is None:
-            self.branch.value = f"<b>再開時の判断:</b> {NO_RECONCILE}"
-        if event.kind == "reconcile":
-            self.branch.value = (
-                f"<b>再開時の判断:</b> reconcile → {texts.RECONCILE_LINES[event.data['branch']]}"
-            )
+        if event.kind == "resume":
+            self.reconciled = []
+            if event.data.get("pending") is None:
+                self.branch.value = f"<b>再開時の判断:</b> {NO_RECONCILE}"
+        if event.kind == "reconcile":  # one per pending call: a parallel resume has several
+            self.reconciled.append({k: event.data[k] for k in ("id", "name", "branch")})
+            self.branch.value = branch_html(self.reconciled)
         self.refresh()
 
     def refresh(self) -> None:
@@ -187,8 +414,15 @@ class CrashLab:
             if now != self.shown[name] or not self.views[name].value:
                 self.views[name].value = highlight(self.shown[name], now)
                 self.shown[name] = now
-        exists = (self.workdir / REPORT_FILE).exists()
-        self.report.value = f"<b>report.txt:</b> {'あり' if exists else 'なし'}"
+        outputs = [REPORT_FILE] + ([] if one_call_per_turn(self.scenario.value) else [SUMMARY_FILE])
+        self.report.value = " ・ ".join(
+            f"<b>{name}:</b> {'あり' if (self.workdir / name).exists() else 'なし'}" for name in outputs
+        )
+        self.facts.value = facts_html(recovery_facts(self.workdir, self.scenario.value), self.facts_base)
+
+    def _begin(self) -> None:
+        """An action starts: the facts as they are now are what its changes are marked against."""
+        self.facts_base = recovery_facts(self.workdir, self.scenario.value)
 
     def _clear_views(self) -> None:
         self.shown = {name: None for name in FILES}
@@ -196,12 +430,58 @@ class CrashLab:
             view.value = ""
         self.transcript.outputs = ()
         self.branch.value = ""
+        self.reconciled = []
+        self.compare_view.value = ""
 
     def _set_status(self, text: str) -> None:
         self.status.value = f"<b>状態:</b> {html.escape(text)}"
 
     def _plan(self) -> CrashPlan | None:
         return CrashPlan(self.moment.value, self.turn.value) if self.moment.value else None
+
+    # ---- the scenario and its crash points ------------------------------------------------------------------------
+    def choose_scenario(self) -> None:
+        """Another scenario: the list of crash points follows it, and the work folder starts empty (a folder holds
+        one scenario's run; the lesson's own runs never see another's files)."""
+        scenario = self.scenario.value
+        self._update_turns()
+        self.compare_button.disabled = not one_call_per_turn(scenario)
+        self.reset()
+        note = "" if one_call_per_turn(scenario) else " " + COMPARE_ONE_CALL_ONLY
+        self._set_status(
+            f"シナリオを「{SCENARIO_NAMES[scenario]}」に切り替え、作業フォルダを空にしました。{note}"
+        )
+
+    def _update_turns(self) -> None:
+        """The lesson's three turns, or, when a turn holds several calls, every occurrence of the chosen moment."""
+        scenario = self.scenario.value
+        if one_call_per_turn(scenario):
+            options, description = TURNS, "どのターン"
+        else:
+            self.occurrences_of = self.moment.value or self.occurrences_of
+            moments = moments_of(scenario)[self.occurrences_of]
+            options, description = [(text, n) for n, text in enumerate(moments, 1)], "何回目"
+        if [tuple(o) for o in self.turn.options] != options:
+            keep = self.turn.value
+            self.turn.options = options  # (this resets the value to the first option)
+            self.turn.value = min(keep, len(options))
+        self.turn.description = description
+        # the lesson's short labels fit the default width; a parallel turn's crash points need their own
+        wide = not one_call_per_turn(scenario)
+        self.turn.layout.width, self.turn.layout.flex = ("max-content", "0 0 auto") if wide else (None, None)
+        self._update_where()
+
+    def _update_where(self) -> None:
+        """The chosen crash point as the command line is told it, and what that point is in this scenario."""
+        scenario, label, n = self.scenario.value, self.moment.value, self.turn.value
+        command = " ".join(["python -m harness", *cli_args(scenario)])
+        if label is None:
+            text = f"落とさずに最後まで: <code>{command}</code>"
+        else:
+            moments = moments_of(scenario).get(label, [])
+            what = moments[n - 1] if n and n <= len(moments) else "（この回数には届きません）"
+            text = f"<code>CRASH_AFTER={label}:{n} {command}</code> = {html.escape(what)}"
+        self.where.value = f"<span style='font-size:12px'>{text}</span>"
 
     def _draw_timeline(self) -> None:
         if self.with_timeline:
@@ -220,6 +500,7 @@ class CrashLab:
         self.step_phase = None
         self._clear_views()
         self.timeline.value = b""
+        self._begin()
         self.refresh()
         self._set_status("まだ何も実行していません")
 
@@ -237,6 +518,8 @@ class CrashLab:
             self._set_status("プロセスがまだ動いています。終わるか、今すぐキルしてから再開してください")
             return
         self.branch.value = ""
+        self.compare_view.value = ""
+        self._begin()
         self.transcript.append_stdout("--- 再開（--resume）\n")
         if self.how.value == "sigkill":
             self._start_process(["--resume"], crash=False)
@@ -244,14 +527,14 @@ class CrashLab:
         self._in_kernel(resume=True)
 
     def _in_kernel(self, resume: bool, limit: int | None = None) -> None:
-        run = Run(
-            self.workdir,
-            clock=lambda: FIXED_TIME_MS,
-            crash=None if resume else self._plan(),
-            listeners=[self.on_event] + ([self._stopper(limit)] if limit else []),
-        )
         try:
-            run_agent(run, ScriptedModel(), tools=TOOL_SCHEMAS, resume=resume)
+            run_in_folder(
+                self.workdir,
+                self.scenario.value,
+                resume=resume,
+                crash=None if resume else self._plan(),
+                listeners=[self.on_event] + ([self._stopper(limit)] if limit else []),
+            )
             self.phase = "done"
             self._set_status("完了しました" if not resume else "再開して完了しました")
         except SimulatedCrash as crash:
@@ -298,12 +581,16 @@ class CrashLab:
             self.step_phase, self.steps_taken, self.crash_snapshot = "run", 1, None
         else:
             self.steps_taken += 1
+        previous = recovery_facts(self.workdir, self.scenario.value) if self.phase == "stepping" else None
         self.kill_now(quiet=True)
         shutil.rmtree(self.workdir, ignore_errors=True)
         self.workdir.mkdir(parents=True)
         resuming = self.step_phase == "resume"
         for name, data in (self.crash_snapshot or {}).items() if resuming else ():
             (self.workdir / name).write_bytes(data)
+        self.facts_base = (
+            previous if previous is not None else recovery_facts(self.workdir, self.scenario.value)
+        )
         self.events = []
         self._clear_views()
         if resuming:
@@ -313,9 +600,59 @@ class CrashLab:
         if resuming and self.phase == "stepping":
             self.crash_snapshot = snapshot
 
+    def compare(self) -> None:
+        """Crash at ① and at ② on the chosen turn, in two scratch folders beside the lab's; show both disks side by
+        side (identical or not, byte for byte), then resume each and show the branch it took."""
+        if self.process is not None:
+            self._set_status("プロセスがまだ動いています。終わるか、今すぐキルしてから比べてください")
+            return
+        scenario = self.scenario.value
+        if not one_call_per_turn(scenario):
+            self._set_status(COMPARE_ONE_CALL_ONLY)
+            return
+        turn = self.turn.value
+        tool = {n: name.split("（")[0] for name, n in TURNS}[turn]
+        folders = {m: self.workdir.parent / f"{self.workdir.name}-compare-{i}" for i, m in enumerate("①②", 1)}
+        for moment, folder in folders.items():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            label = "after-save-a" if moment == "①" else "after-tool-run"
+            try:
+                run_in_folder(folder, scenario, crash=CrashPlan(label, turn))
+            except SimulatedCrash:
+                pass
+        rows = compare_folders(folders["①"], folders["②"])
+        facts = {moment: recovery_facts(folder, scenario) for moment, folder in folders.items()}
+        resumed = {}
+        for moment, folder in folders.items():
+            lines = []
+            run_in_folder(folder, scenario, resume=True, listeners=[self._collect(lines)])
+            reconcile = [line for line in lines if "[reconcile]" in line]
+            resumed[moment] = reconcile[0] if reconcile else NO_RECONCILE
+        self.compared = {"turn": turn, "rows": rows, "facts": facts, "resumed": resumed, "folders": folders}
+        self.compare_view.value = compare_html(turn, tool, rows, facts, resumed)
+        same = [r["name"] for r in rows if r["same"]]
+        differ = [r["name"] for r in rows if not r["same"]]
+        summary = (
+            f"①と②を比べました（{turn}ターン目: {tool}）。同一: {', '.join(same) or 'なし'}"
+            f" ／ 異なる: {', '.join(differ) or 'なし'}"
+        )
+        self._set_status(summary)
+        self.transcript.append_stdout(f"--- {summary}\n")
+
+    @staticmethod
+    def _collect(lines: list[str]):
+        def listener(event: Event) -> None:
+            line = texts.format_event(event.kind, event.data)
+            if line is not None:
+                lines.append(line)
+
+        return listener
+
     # ---- a real process -------------------------------------------------------------------------------------------
     def _start_process(self, args: list[str], crash: bool) -> None:
         crash_after = f"{self.moment.value}:{self.turn.value}" if crash and self.moment.value else None
+        args = cli_args(self.scenario.value) + args  # the scenario's flags, then --resume if resuming
         self.process = WatchedProcess(self.workdir, self.events_file, args, crash_after, self.slow.value)
         self.kill_button.disabled = False
         self._set_status(f"本物のプロセス（pid {self.process.pid}）が動いています")

@@ -6,18 +6,37 @@ import matplotlib.pyplot as plt
 import matplotlib_fontja  # noqa: F401  (sets the IPAexGothic font it ships, so no missing-glyph warnings)
 
 
-def plot_checkpoint_bytes(series: dict[str, list[tuple[str, int]]]) -> None:
-    """Bytes of checkpoint.json after each save (1A, 1B, 2A, ...), one line per run."""
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    for name, sizes in series.items():
-        labels = [label for label, _ in sizes]
-        ax.plot(labels, [size for _, size in sizes], marker="o", label=name)
-    ax.set_title("保存のたびの checkpoint.json の大きさ")
-    ax.set_xlabel("保存（ターン番号と地点）")
-    ax.set_ylabel("バイト")
-    ax.set_yscale("log")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
+def plot_cost(
+    per_save: list[tuple[str, int]],
+    turns: list[int],
+    written: dict[str, list[int]],
+    seconds: dict[str, list[float]],
+) -> None:
+    """The price of the mechanism, on linear axes: checkpoint.json's size at each save of one long task; the bytes
+    written by whole tasks of 1..N turns; the time those tasks spent saving."""
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(13, 3.8))
+    labels = [label for label, _ in per_save]
+    ax1.plot(range(len(per_save)), [size / 1000 for _, size in per_save], marker="o", color="tab:blue")
+    step = max(1, len(labels) // 10)
+    ax1.set_xticks(range(0, len(labels), step), labels[::step])
+    ax1.set_title(f"{turns[-1]}ターンのタスク: 保存のたびの大きさ")
+    ax1.set_xlabel("保存（ターン番号と地点）")
+    ax1.set_ylabel("checkpoint.json（kB）")
+    for name, values in written.items():
+        ax2.plot(turns, [v / 1000 for v in values], marker="o", label=name)
+    ax2.set_title("タスク全体で書いたバイト数")
+    ax2.set_ylabel("kB")
+    for name, values in seconds.items():
+        ax3.plot(turns, [v * 1000 for v in values], marker="o", label=name)
+    ax3.set_title("タスク全体で保存にかかった時間")
+    ax3.set_ylabel("ミリ秒（この機械での一例）")
+    for ax in (ax2, ax3):
+        ax.set_xlabel("タスクのターン数")
+        ax.set_xticks(turns)
+        ax.legend(fontsize=8)
+    for ax in (ax1, ax2, ax3):
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
     fig.tight_layout()
     plt.show()
 
@@ -31,15 +50,33 @@ MARKS = {  # event kind: (label, marker, colour)
     "reconcile": ("reconcile", "D", "tab:brown"),
     "done": ("完了", "*", "goldenrod"),
 }
-BRANCH_SHORT = {"hit": "台帳ヒット・再利用", "rerun": "台帳ミス・再実行", "unknown": "台帳ミス・is_error"}
+BRANCH_SHORT = {
+    "hit": "台帳ヒット・再利用",
+    "rerun": "台帳ミス・再実行",
+    "unknown": "台帳ミス・is_error",
+    # reconcile's fourth branch (the idempotent scenario): asked by the idempotency key
+    "asked-done": "問い合わせ・実行済み",
+    "asked-run": "問い合わせ・いま実行",
+}
+
+
+def pending_names(pending: str | None) -> list[str]:
+    """The tool names of a save_a / resume event's pending: "write_report", or "[write_report, write_report]"."""
+    if not pending:
+        return []
+    return [name.strip() for name in pending.strip("[]").split(",")]
 
 
 def draw_timeline(events, ax) -> None:
-    """Each turn's events in order on two lanes (the first run, the resume), the kill, the unknown-outcome window."""
+    """Each turn's events in order on two lanes (the first run, the resume), the kill, the unknown-outcome window.
+
+    The window opens at point A when the turn names a side-effecting tool, and closes when the ledger holds every
+    side-effecting call of the turn (one in the lesson; two write_report calls in the parallel task's second turn).
+    """
     from ..tools import READ_ONLY
 
     lane, turn, x, pending = 1, 0, 0, {}
-    window_start, seen_labels = None, set()
+    window_start, unrecorded, reconciled, seen_labels = None, 0, 0, set()
     for event in events:
         kind, data = event.kind, event.data
         if kind == "resume":
@@ -68,9 +105,13 @@ def draw_timeline(events, ax) -> None:
                 fontsize=8,
                 ha="left",
             )
-            if data["pending"] not in READ_ONLY:
+            unrecorded = sum(1 for name in pending_names(data["pending"]) if name not in READ_ONLY)
+            if unrecorded:
                 window_start = x
-        if kind in ("effect_written", "crash") and window_start is not None and lane == 1:
+        if kind == "effect_written" and data.get("name") not in READ_ONLY:
+            unrecorded -= 1
+        closes = kind == "crash" or (kind == "effect_written" and unrecorded <= 0)
+        if closes and window_start is not None and lane == 1:
             ax.axvspan(
                 window_start - 0.3,
                 x - (0.3 if kind == "effect_written" else 0),
@@ -92,15 +133,19 @@ def draw_timeline(events, ax) -> None:
         )
         seen_labels.add(kind)
         if kind == "reconcile":
+            # a resume of several pending calls reconciles each: name the call, and stagger the labels
+            several = sum(1 for e in events if e.kind == "reconcile") > 1
+            text = BRANCH_SHORT[data["branch"]]
             ax.annotate(
-                BRANCH_SHORT[data["branch"]],
+                f"{data['id']}: {text}" if several else text,
                 (x, lane),
-                xytext=(0, -18),
+                xytext=(0, -18 - 13 * (reconciled % 2)),
                 textcoords="offset points",
                 fontsize=9,
                 ha="center",
                 color=colour,
             )
+            reconciled += 1
         if kind == "crash":
             ax.annotate(
                 data["label"],

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import selectors
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from ..run import Event
@@ -32,14 +35,80 @@ def run_harness(
     workdir: Path, *args: str, env: dict | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess:
     """Run `python -m harness --workdir WORKDIR ARGS` to its end; stdout and stderr captured as text."""
-    return subprocess.run(
-        harness_argv(workdir, *args),
-        capture_output=True,
-        text=True,
+    done = run_child(harness_argv(workdir, *args), env=env, timeout=timeout)
+    if done.timed_out:
+        raise subprocess.TimeoutExpired(done.args, timeout, done.stdout, done.stderr)
+    return done
+
+
+class Finished(subprocess.CompletedProcess):
+    """A child's end: return code (-9 when killed by SIGKILL), its output as text (at most max_chars a stream),
+    whether it was stopped at its time limit, and whether its output was cut (output_bytes counts all of it)."""
+
+    timed_out = False
+    cut = False
+    output_bytes = 0
+
+
+def run_child(
+    argv: list[str],
+    *,
+    env: dict | None = None,
+    cwd: Path | None = None,
+    timeout: float = 60,
+    max_chars: int | None = None,
+) -> Finished:
+    """Run argv (with child_env(env)) in cwd, in its own process group: stdin empty, output read as it comes and
+    kept up to max_chars per stream (the rest counted and dropped, so a flood never fills memory or a notebook),
+    and the whole group killed at the time limit (so a hung child or its children never outlive the call)."""
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=child_env(env),
-        check=False,
-        timeout=timeout,
+        cwd=cwd,
+        start_new_session=True,
     )
+    kept = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    limit = None if max_chars is None else max_chars * 4  # bytes enough for max_chars characters of UTF-8
+    total = 0
+    timed_out = False
+    try:
+        deadline = time.monotonic() + timeout
+        with selectors.DefaultSelector() as sel:
+            for stream in kept:
+                sel.register(stream, selectors.EVENT_READ)
+            while sel.get_map():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                for item, _ in sel.select(remaining):
+                    chunk = os.read(item.fileobj.fileno(), 1 << 16)
+                    if not chunk:
+                        sel.unregister(item.fileobj)
+                        continue
+                    total += len(chunk)
+                    room = len(chunk) if limit is None else max(0, limit - len(kept[item.fileobj]))
+                    kept[item.fileobj] += chunk[:room]
+    finally:
+        if proc.poll() is None and (timed_out or sys.exc_info()[0] is not None):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                proc.kill()
+        returncode = proc.wait()
+        for stream in kept:
+            stream.close()
+    texts = [bytes(kept[s]).decode("utf-8", errors="replace") for s in (proc.stdout, proc.stderr)]
+    done = Finished(argv, returncode, *(t[:max_chars] if max_chars is not None else t for t in texts))
+    done.timed_out = timed_out
+    done.output_bytes = total
+    done.cut = total > sum(len(k) for k in kept.values()) or any(
+        max_chars is not None and len(t) > max_chars for t in texts
+    )
+    return done
 
 
 class WatchedProcess:

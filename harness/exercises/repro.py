@@ -1,0 +1,358 @@
+"""Level 2 (d): the learner's reproduction script, run as real processes, in a scratch copy, with a time limit.
+
+The script is copied into a scratch folder and run there (never with the exercises folder as its working
+directory), each run stopped after SCRIPT_TIME_LIMIT_S seconds with its output cut (harness.lab.process.run_child).
+It runs at REPRO_CRASH=2 and 3 (the crash must land on that very tool, in both orders) and without REPRO_CRASH (no
+crash at all); then both N=3 folders are resumed with the real command line: the wrong order claims 完了 for a
+report that was never written, the fixed one honestly says the outcome is unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..lab import read_text
+from ..lab.process import run_child, run_harness
+from ..texts import DONE_OK, DONE_UNKNOWN, RECONCILE_LINES
+from ..vocab import EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE
+from . import Verdict, internal_error, scratch_dir
+from .answers import blank, show
+from .sandbox import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S
+
+TITLE = "レベル2 (d) 再現スクリプト"
+CALLS = ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
+ORDER_NAMES = {"wrong": "誤った順序", "fixed": "修正した順序"}
+HIT_LINE = f"[resume][reconcile] tool_use_id=toolu_03 name=write_report {RECONCILE_LINES['hit']}"
+UNKNOWN_LINE = f"[resume][reconcile] tool_use_id=toolu_03 name=write_report {RECONCILE_LINES['unknown']}"
+SOLUTION = "解答例は solutions/level2_repro.py です"
+WORK = "work"  # the work folder each run is given, inside its own scratch folder
+
+
+def run_script(script: Path, folder: Path, order: str, n: str | None, time_limit: float):
+    """A fresh copy of the script in folder, run there as `python SCRIPT ORDER work` (REPRO_CRASH=n if given):
+    whatever it does to its own folder, it does to a copy, never to the learner's exercises folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / script.name
+    shutil.copyfile(script, copy)
+    return run_child(
+        [sys.executable, copy.name, order, WORK],
+        env={"REPRO_CRASH": n} if n else None,
+        cwd=copy.parent,
+        timeout=time_limit,
+        max_chars=OUTPUT_LIMIT,
+    )
+
+
+def last_line(proc) -> str:
+    lines = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+    return lines[-1][:200] if lines else "（出力なし）"
+
+
+def todo_left(proc) -> str | None:
+    found = re.search(r"NotImplementedError: (TODO \d[^\n]*)", proc.stderr)
+    return found.group(1) if found else None
+
+
+def _ledger(workdir: Path) -> dict | str:
+    text = read_text(workdir / EFFECTS_FILE)
+    if text is None:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return "effects.json を JSON として読めません"
+    return data if isinstance(data, dict) else "effects.json が JSON オブジェクトではありません"
+
+
+def _result(entry: object) -> object:
+    return entry.get("result") if isinstance(entry, dict) else entry
+
+
+def _runs(workdir: Path) -> list[str]:
+    return (read_text(workdir / TOOL_LOG_FILE) or "").splitlines()
+
+
+def check_repro(
+    script: object, time_limit: float = SCRIPT_TIME_LIMIT_S, show_answers: bool = False
+) -> Verdict:
+    verdict = Verdict(TITLE, show_answers, "check_level2_repro(..., show_answers=True)")
+    verdict.notes.append(f"（スクリプトの各実行は {time_limit:g} 秒で打ち切り、作業用のコピーで実行します）")
+    if blank(script) or script is None:
+        verdict.unanswered(
+            "再現スクリプト", "スクリプトのファイル名を渡してください（例: 'level2_repro.py'）"
+        )
+        return verdict
+    try:
+        path = Path(script)  # type: ignore[arg-type]
+    except TypeError:
+        verdict.fail(f"スクリプトはファイル名（文字列）で渡してください（いまは {show(script, 60)}）")
+        return verdict
+    if not path.is_file():
+        verdict.fail(f"{path.name} が見つかりません（この notebook と同じフォルダにありますか）")
+        return verdict
+    try:
+        with scratch_dir() as tmp:
+            _check(verdict, path, Path(tmp), time_limit)
+    except Exception as err:  # noqa: BLE001 (never a traceback)
+        return internal_error(TITLE, err)
+    if show_answers and verdict.problems:
+        verdict.notes.append(f"（{SOLUTION}。見比べてください）")
+    return verdict
+
+
+STEPS = [("wrong", "2"), ("fixed", "2"), ("wrong", "3"), ("fixed", "3"), ("wrong", None), ("fixed", None)]
+
+
+def _check(verdict: Verdict, script: Path, tmp: Path, time_limit: float) -> None:
+    labels = [
+        "REPRO_CRASH=2: 誤った順序は count_words の直前で落ち、台帳に toolu_02 のプレースホルダ（result=None）が残る",
+        "REPRO_CRASH=2: 修正した順序は同じ地点で落ち、台帳に toolu_02 はない",
+        "REPRO_CRASH=3: 誤った順序は write_report の直前で落ち、台帳に toolu_03 のプレースホルダが残る",
+        "REPRO_CRASH=3: 修正した順序は同じ地点で落ち、台帳に toolu_03 はない",
+        "REPRO_CRASH なし: 誤った順序は最後まで走る（クラッシュは環境変数で制御）",
+        "REPRO_CRASH なし: 修正した順序も最後まで走る",
+        (
+            "誤った順序を --resume: 台帳ヒットで「完了」と言うが、report.txt はなく write_report は一度も走っていない"
+            "（インシデントの再現）"
+        ),
+        "修正した順序を --resume: 台帳ミスかつ副作用ありなので、is_error で正直に「不明」と返す",
+    ]
+    folders = {}
+    for i, (order, n) in enumerate(STEPS):
+        folder = tmp / f"{order}-{n or 'none'}"
+        proc = run_script(script, folder, order, n, time_limit)
+        work = folder / WORK
+        folders[(order, n)] = work
+        problem = _judge_run(order, n, proc, work, time_limit)
+        if problem == "todo":
+            verdict.unanswered("再現スクリプト", f"{todo_left(proc)} がまだです")
+            return
+        if problem:
+            verdict.fail(problem)
+            _cut_note(verdict, proc)
+            for rest in labels[i + 1 :]:
+                verdict.skip(rest.split(":")[0])
+            return
+        verdict.ok(labels[i])
+    for i, order in enumerate(("wrong", "fixed"), start=6):
+        problem = _judge_resume(order, folders[(order, "3")])
+        if problem:
+            verdict.fail(problem)
+            for rest in labels[i + 1 :]:
+                verdict.skip(rest.split(":")[0])
+            return
+        verdict.ok(labels[i])
+
+
+def _cut_note(verdict: Verdict, proc) -> None:
+    if proc.cut:
+        verdict.notes.append(
+            f"（スクリプトの出力が {proc.output_bytes:,} バイトあったので、最初の {OUTPUT_LIMIT:,} 文字だけを読みました）"
+        )
+
+
+def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -> str | None:
+    what = f"REPRO_CRASH={n} で {order}" if n else f"REPRO_CRASH なしで {order}"
+    if proc.timed_out:
+        return f"{what}: {time_limit:g} 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました"
+    if todo_left(proc):
+        return "todo"
+    runs = _runs(work)
+    ledger = _ledger(work)
+    if isinstance(ledger, str):
+        return f"{what}: {ledger}"
+    if not work.exists() or not (runs or ledger or (work / "checkpoint.json").exists()):
+        return (
+            f"{what}: 2つ目の引数の作業フォルダに何も書かれていません。Run(workdir) に sys.argv[2] を渡していますか"
+            f"（終了コード {proc.returncode}、最後の行: {last_line(proc)}）"
+        )
+    if n is None:
+        if proc.returncode != 0:
+            return (
+                f"{what}: 最後まで走りませんでした（終了コード {proc.returncode}、最後の行: {last_line(proc)}）。"
+                "クラッシュは環境変数 REPRO_CRASH があるときだけ起こします"
+            )
+        if runs != CALLS:
+            return f"{what}: tool-runs.log が {runs} でした。3つのツールがそれぞれ1回ずつ走るはずです"
+        if order == "fixed" and any(not isinstance(ledger.get(c.split()[1]), dict) for c in CALLS):
+            return f"{what}: 台帳に3つの呼び出しの記録がそろっていません（{sorted(ledger)}）"
+        if order == "fixed" and any(ledger[c.split()[1]].get("result") is None for c in CALLS):
+            return f"{what}: 修正した順序なのに、台帳の result が None（プレースホルダ）のままです"
+        return None
+    if proc.returncode not in (137, -9):
+        if proc.returncode == 0:
+            return (
+                f"{what}: 疑似クラッシュせず、最後まで走りました（終了コード 0）。crash.point() を呼んでいますか、"
+                "N 回目で落ちるように数えていますか（落ちたら main が 137 で終了します）"
+            )
+        if "Traceback" in proc.stderr:
+            return (
+                f"{what}: Traceback で終わりました（最後の行: {last_line(proc)}）。疑似クラッシュは SimulatedCrash を"
+                "投げ、main がそれを捕まえて 137 で終了します"
+            )
+        return f"{what}: 終了コード {proc.returncode} で終わりました（最後の行: {last_line(proc)}）。疑似クラッシュは 137 です"
+    return _where_it_crashed(what, order, int(n), runs, ledger)
+
+
+def _where_it_crashed(what: str, order: str, n: int, runs: list[str], ledger: dict) -> str | None:
+    """Read from tool-runs.log and the ledger where the crash landed, and compare with REPRO_CRASH=n."""
+    if runs != CALLS[: len(runs)]:
+        return f"{what}: tool-runs.log が {runs} でした。ツールはそれぞれ1回ずつ、順に走るはずです"
+    ran = [call.split()[1] for call in runs]
+    recorded = [tid for tid in (c.split()[1] for c in CALLS) if tid in ledger]
+    tool = CALLS[n - 1].split()[0]
+    tid = f"toolu_0{n}"
+    if order == "wrong":
+        if recorded == ran + [
+            f"toolu_0{len(ran) + 1}"
+        ]:  # record, crash, (no) execution: the wrong order's window
+            landed = len(recorded)
+        elif recorded == ran and len(ran) == n:
+            return (
+                f"{what}: クラッシュ地点が {tool} の実行より後にあります（tool-runs.log に {tool}）。"
+                "台帳の書き込みとツール実行のあいだ、ツールが走る前に置いてください"
+            )
+        elif recorded == ran and len(ran) == n - 1:
+            return (
+                f"{what}: 誤った順序なのに、クラッシュ時の台帳に {tid} がありません。誤った順序は run_tool_uses_prod と"
+                "同じく save_effect が先です（save_effect → crash.point() → execute_tool）"
+            )
+        else:
+            landed = len(ran) + 1
+        if landed == n:
+            entry = ledger[tid]
+            if not isinstance(entry, dict) or entry.get("result") is not None:
+                return (
+                    f"{what}: 誤った順序の台帳の {tid} の result が {show(_result(entry), 80)} でした。"
+                    "run_tool_uses_prod と同じく "
+                    "result=None（プレースホルダ）を書きます"
+                )
+            return None
+    else:
+        early = [t for t in recorded if t not in ran]
+        if early:
+            return (
+                f"{what}: 修正した順序なのに、クラッシュ時の台帳に {early[0]} があります（{show(ledger[early[0]], 80)}）。"
+                "修正した順序では、ツールが走る前に記録はできないはずです"
+            )
+        if len(ran) == n:
+            after = "実行より後" if recorded != ran else "実行と記録より後"
+            return (
+                f"{what}: クラッシュ地点が {tool} の{after}にあります（tool-runs.log に {tool}）。"
+                "ツールが走る前に置いてください"
+            )
+        for earlier in ran:
+            entry = ledger.get(earlier)
+            if not isinstance(entry, dict) or entry.get("result") is None:
+                return (
+                    f"{what}: 修正した順序で、先に走った {earlier} の本物の結果が台帳にありません"
+                    f"（{show(entry, 80)}）。実行が先、記録が後、本物の結果で"
+                )
+        landed = len(ran) + 1
+        if landed == n:
+            return None
+    where = f"{landed} 回目のツール呼び出し（{CALLS[landed - 1].split()[0]}）" if landed <= 3 else "どこか"
+    return (
+        f"{what}: REPRO_CRASH={n} なのに、落ちたのは {where}の前でした（tool-runs.log: {runs or 'なし'}）。"
+        "N 回目のツール呼び出しの直前で落ちるように数えてください（環境変数の N を使っていますか）"
+    )
+
+
+def _judge_resume(order: str, work: Path) -> str | None:
+    what = f"{ORDER_NAMES[order]}（REPRO_CRASH=3）のフォルダを --resume"
+    try:
+        resume = run_harness(work, "--resume", timeout=SCRIPT_TIME_LIMIT_S)
+    except subprocess.TimeoutExpired:
+        return (
+            f"{what}: {SCRIPT_TIME_LIMIT_S} 秒以内に終わりませんでした（作業フォルダに何か置いていませんか）"
+        )
+    lines = resume.stdout.splitlines()
+    runs = _runs(work)
+    if resume.returncode != 0:
+        first = (resume.stderr.strip().splitlines() or ["（なし）"])[0]
+        return f"{what}: 再開がエラーになりました（{first}）"
+    if order == "wrong":
+        if HIT_LINE not in lines:
+            return f"{what}: 台帳ヒットになりませんでした（{' / '.join(lines[:2])}）"
+        if (work / REPORT_FILE).exists() or any(r.startswith("write_report") for r in runs):
+            return f"{what}: write_report が実行され report.txt があります。インシデント（完了扱いで実は未実行）になっていません"
+        if f"[done] {DONE_OK}" not in lines:
+            return f"{what}: 締めくくりが「完了」になりませんでした（{lines[-1] if lines else 'なし'}）"
+        return None
+    if UNKNOWN_LINE not in lines or f"[done] {DONE_UNKNOWN.format(name='write_report')}" not in lines:
+        return f"{what}: is_error（不明）の分岐になりませんでした（{' / '.join(lines[:2])}）"
+    return None
+
+
+def show_repro_runs(
+    script: object, workdir: object = "_work", time_limit: float = SCRIPT_TIME_LIMIT_S
+) -> None:
+    """Like a terminal: both orders with REPRO_CRASH=3 in a scratch copy, then --resume of both folders. Never raises."""
+    try:
+        _show(Path(script), Path(workdir), time_limit)  # type: ignore[arg-type]
+    except Exception as err:  # noqa: BLE001
+        print(f"実行できませんでした（{type(err).__name__}: {err}）")
+
+
+def _show(script: Path, workdir: Path, time_limit: float) -> None:
+    if not script.is_file():
+        print(f"{script} が見つかりません（この notebook と同じフォルダにありますか）")
+        return
+    base = workdir / "repro"
+    shutil.rmtree(base, ignore_errors=True)
+    print(
+        f"（{script.name} のコピーを順序ごとに {base.as_posix()}/wrong/ と {base.as_posix()}/fixed/ に置き、"
+        f"そこで実行します。各実行は {time_limit:g} 秒まで）"
+    )
+    print()
+    crashed = {}
+    for order in ("wrong", "fixed"):
+        folder = base / order
+        proc = run_script(script, folder, order, "3", time_limit)
+        print(f"$ cd {folder.as_posix()} && REPRO_CRASH=3 python {script.name} {order} {WORK}")
+        print(proc.stdout, end="" if proc.stdout.endswith("\n") or not proc.stdout else "\n")
+        if proc.cut:
+            print(
+                f"…（出力が {proc.output_bytes:,} バイトあったので、最初の {OUTPUT_LIMIT:,} 文字だけ表示しました）"
+            )
+        if proc.timed_out:
+            print(f"（{time_limit:g} 秒で終わらなかったので打ち切りました）")
+        elif proc.returncode not in (137, -9):
+            print(last_line(proc))
+        print(f"EXIT={proc.returncode}" + ("（SIGKILL で落ちました）" if proc.returncode == -9 else ""))
+        crashed[order] = proc.returncode in (137, -9)
+        ledger = _ledger(folder / WORK)
+        entry = ledger.get("toolu_03") if isinstance(ledger, dict) else None
+        shown = {k: entry.get(k) for k in ("name", "result")} if isinstance(entry, dict) else "なし"
+        print(f"effects.json の toolu_03: {shown}")
+        print()
+    for order in ("wrong", "fixed"):
+        work = base / order / WORK
+        if not crashed[order]:
+            print(f"（{ORDER_NAMES[order]}のスクリプトが疑似クラッシュしなかったので、--resume は省きます）")
+            continue
+        print(f"$ python -m harness --workdir {work.as_posix()} --resume")
+        try:
+            resume = run_harness(work, "--resume", timeout=time_limit)
+        except subprocess.TimeoutExpired:
+            print(f"（{time_limit:g} 秒で終わらなかったので打ち切りました）")
+            continue
+        print(resume.stdout + resume.stderr, end="")
+        print(f"EXIT={resume.returncode}")
+        report = (work / REPORT_FILE).exists()
+        runs = _runs(work)
+        print("report.txt:", "あり" if report else "なし")
+        print("tool-runs.log:", " / ".join(runs) or "（実行なし）")
+        lines = resume.stdout.splitlines()
+        if HIT_LINE in lines and not report:
+            print(
+                "→ 「完了」と言っているのに report.txt はなく、write_report は一度も実行されていません（インシデントの再現）"
+            )
+        elif UNKNOWN_LINE in lines:
+            print("→ 台帳に記録がないので推測せず、is_error で「不明」と正直に返しました")
+        print()

@@ -1,0 +1,501 @@
+"""`python -m harness --engine dbos`: the task as a DBOS workflow, crashed and recovered in real processes.
+
+No mocks: the real engine on a real SQLite file in the work folder, and on a real PostgreSQL server that these tests
+start themselves (a throwaway cluster made with initdb in a temporary folder, reached over a unix socket). Without the
+server binaries the Postgres tests are skipped, unless REQUIRE_POSTGRES=1 (as in .ci/run), which makes that a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from harness import TOOL_SCHEMAS, Run, ScriptedModel, run_agent
+from harness.vocab import FIXED_TIME_MS
+
+ROOT = Path(__file__).resolve().parents[1]
+TASK_ID = "sales-report"
+TOOLS = ("read_notes", "count_words", "write_report")
+
+CLEAN = """\
+[dbos] ワークフロー sales-report を開始（システムデータベース: dbos.sqlite）
+[turn 1][step 1 記録] モデル pending=read_notes
+[turn 1][step 2 記録] read_notes の結果
+[turn 2][step 3 記録] モデル pending=count_words
+[turn 2][step 4 記録] count_words の結果
+[turn 3][step 5 記録] モデル pending=write_report
+[turn 3][step 6 記録] write_report の結果
+[step 7 記録] モデルの締めくくり
+[done] report.txt にレポートを書き出しました。タスク完了。
+"""
+
+# ② on write_report: the tool ran, its step was not recorded. The resume replays steps 1-5 and runs step 6 again.
+MOMENT_2_CRASH = """\
+[dbos] ワークフロー sales-report を開始（システムデータベース: dbos.sqlite）
+[turn 1][step 1 記録] モデル pending=read_notes
+[turn 1][step 2 記録] read_notes の結果
+[turn 2][step 3 記録] モデル pending=count_words
+[turn 2][step 4 記録] count_words の結果
+[turn 3][step 5 記録] モデル pending=write_report
+[kill] after-tool-run:3 で疑似キル
+"""
+MOMENT_2_RESUME = """\
+[resume] ワークフロー sales-report を DBOS が回復（状態 PENDING、記録済みのステップ 5 個）
+[turn 1][step 1 再利用] モデル pending=read_notes
+[turn 1][step 2 再利用] read_notes の結果
+[turn 2][step 3 再利用] モデル pending=count_words
+[turn 2][step 4 再利用] count_words の結果
+[turn 3][step 5 再利用] モデル pending=write_report
+[turn 3][step 6 記録] write_report の結果
+[step 7 記録] モデルの締めくくり
+[done] report.txt にレポートを書き出しました。タスク完了。
+"""
+
+
+def harness(
+    workdir: Path, *args: str, env: dict | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
+    """`python -m harness --engine dbos --workdir WORKDIR ARGS` as a real process, this checkout's package."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("CRASH_", "HARNESS_"))}
+    full.update(PYTHONPATH=str(ROOT), HARNESS_FIXED_TIME_MS=str(FIXED_TIME_MS), **(env or {}))
+    return subprocess.run(
+        [sys.executable, "-m", "harness", "--engine", "dbos", "--workdir", str(workdir), *args],
+        capture_output=True, text=True, env=full, timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def rows(db: Path, sql: str, *args) -> list[tuple]:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return con.execute(sql, args).fetchall()
+    finally:
+        con.close()
+
+
+def tool_runs(workdir: Path) -> list[str]:
+    path = workdir / "tool-runs.log"
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+def lesson_report(tmp_path: Path) -> str:
+    """The report the lesson's own harness writes on a clean run: the independent truth for the engine's report."""
+    run = Run(tmp_path / "lesson", clock=lambda: FIXED_TIME_MS)
+    run_agent(run, ScriptedModel(), tools=TOOL_SCHEMAS)
+    return (tmp_path / "lesson" / "report.txt").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------------- SQLite path
+
+
+def test_clean_run_records_each_model_call_and_each_tool_call_as_a_step(tmp_path):
+    work = tmp_path / "w"
+    proc = harness(work)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, CLEAN, "")
+    db = work / "dbos.sqlite"
+    assert rows(db, "SELECT workflow_uuid, status, name, queue_name FROM workflow_status") == [
+        (TASK_ID, "SUCCESS", "lesson6_task", "harness-tasks")
+    ]
+    steps = rows(db, "SELECT function_id, function_name FROM operation_outputs ORDER BY function_id")
+    assert steps == [(1, "call_model"), (2, "read_notes"), (3, "call_model"), (4, "count_words"),
+                     (5, "call_model"), (6, "write_report"), (7, "call_model")]  # fmt: skip
+    assert tool_runs(work) == ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
+    assert (work / "report.txt").read_text(encoding="utf-8") == lesson_report(tmp_path)
+    assert not (work / "checkpoint.json").exists() and not (work / "effects.json").exists()
+
+
+def test_a_kill_at_moment_2_leaves_the_workflow_pending_and_the_resume_runs_the_killed_step_again(tmp_path):
+    work = tmp_path / "w"
+    crash = harness(work, env={"CRASH_AFTER": "after-tool-run:3"})
+    assert (crash.returncode, crash.stdout) == (137, MOMENT_2_CRASH)
+    db = work / "dbos.sqlite"
+    assert rows(db, "SELECT status FROM workflow_status") == [("PENDING",)]
+    assert rows(db, "SELECT MAX(function_id) FROM operation_outputs") == [
+        (5,)
+    ]  # write_report's step: no record
+    assert tool_runs(work)[-1] == "write_report toolu_03"  # ... though the tool ran
+    resume = harness(work, "--resume")
+    assert (resume.returncode, resume.stdout, resume.stderr) == (0, MOMENT_2_RESUME, "")
+    assert (
+        tool_runs(work).count("write_report toolu_03") == 2
+    )  # at least once: the side effect happened twice
+    assert rows(db, "SELECT status, recovery_attempts FROM workflow_status") == [("SUCCESS", 2)]
+    assert rows(db, "SELECT COUNT(*) FROM operation_outputs") == [(7,)]
+
+
+LABELS = ("after-save-a", "after-tool-run", "after-effect-write", "after-save-b")
+SWEEP = [(label, n, "simulated") for label in LABELS for n in (1, 2, 3)]
+SIGKILL = [(label, 3, "sigkill") for label in ("after-save-a", "after-tool-run", "after-save-b")]
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    """Every case crashed, the system database read, then resumed: real processes, four at a time (2-core machine)."""
+    base = tmp_path_factory.mktemp("sweep")
+
+    def case(spec):
+        label, n, mode = spec
+        work = base / f"{label}-{n}-{mode}"
+        crash = harness(work, env={"CRASH_AFTER": f"{label}:{n}", "CRASH_MODE": mode})
+        recorded = rows(work / "dbos.sqlite", "SELECT COUNT(*) FROM operation_outputs")[0][0]
+        resume = harness(work, "--resume")
+        return spec, (work, crash, recorded, resume)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(pool.map(case, SWEEP + SIGKILL)), lesson_report(base)
+
+
+@pytest.mark.parametrize("spec", SWEEP, ids=lambda s: f"{s[0]}:{s[1]}")
+def test_every_crash_label_on_every_turn_recovers_through_the_engine(sweep, spec):
+    results, expected_report = sweep
+    work, crash, recorded, resume = results[spec]
+    label, n, _ = spec
+    assert crash.returncode == 137
+    assert crash.stdout.splitlines()[-1] == f"[kill] {label}:{n} で疑似キル"
+    # ① and ②: the model step of turn n is the last record (2n-1 steps); after the tool step: 2n
+    assert recorded == (2 * n - 1 if label in ("after-save-a", "after-tool-run") else 2 * n)
+    assert resume.returncode == 0 and resume.stderr == ""
+    lines = resume.stdout.splitlines()
+    assert lines[0].endswith(f"記録済みのステップ {recorded} 個）")
+    assert sum("再利用" in line for line in lines) == recorded  # every recorded step replayed, none run
+    assert lines[-1] == "[done] report.txt にレポートを書き出しました。タスク完了。"
+    runs = tool_runs(work)
+    for turn, tool in enumerate(TOOLS, 1):
+        again = label == "after-tool-run" and turn == n  # only a tool killed inside its step runs twice
+        assert runs.count(f"{tool} toolu_{turn:02d}") == (2 if again else 1), runs
+    assert (work / "report.txt").read_text(encoding="utf-8") == expected_report
+    assert rows(work / "dbos.sqlite", "SELECT status FROM workflow_status") == [("SUCCESS",)]
+
+
+@pytest.mark.parametrize("spec", SIGKILL, ids=lambda s: s[0])
+def test_crash_mode_sigkill_really_kills_and_the_engine_recovers(sweep, spec):
+    work, crash, _, resume = sweep[0][spec]
+    assert crash.returncode == -9
+    assert crash.stdout.splitlines()[-1] == f"[kill] {spec[0]}:3 で SIGKILL（本物のキル）"
+    assert resume.returncode == 0 and resume.stdout.endswith("タスク完了。\n")
+    assert tool_runs(work).count("write_report toolu_03") == (2 if spec[0] == "after-tool-run" else 1)
+
+
+@pytest.mark.parametrize("label", ["after-save-a", "after-tool-run"])
+def test_an_idempotent_write_report_keyed_by_workflow_and_step_ids_writes_once_at_moments_1_and_2(
+    tmp_path, label
+):
+    work = tmp_path / "w"
+    crash = harness(work, env={"CRASH_AFTER": f"{label}:3", "HARNESS_IDEMPOTENT_TOOLS": "1"})
+    assert crash.returncode == 137
+    before = (work / "report.txt").stat().st_ino if (work / "report.txt").exists() else None
+    resume = harness(work, "--resume")  # no variable: the workflow's recorded input says idempotent
+    assert resume.returncode == 0, resume.stderr
+    report = (work / "report.txt").read_text(encoding="utf-8")
+    expected = lesson_report(tmp_path)
+    assert report == expected + f"\n<!-- idempotency-key: {TASK_ID}/6 -->\n"
+    skipped = "[tool] write_report: キー sales-report/6 のレポートはすでにある、書き直さない"
+    if (
+        label == "after-tool-run"
+    ):  # ran before the kill: the second run of the step finds its key and writes nothing
+        assert skipped in resume.stdout.splitlines()
+        assert (work / "report.txt").stat().st_ino == before  # the same file: not replaced by a second write
+        assert tool_runs(work).count("write_report toolu_03") == 2
+    else:  # never ran before the kill: the resume writes it, once
+        assert before is None and skipped not in resume.stdout
+        assert tool_runs(work).count("write_report toolu_03") == 1
+    # the conversation recorded is the clean run's: the tool answers as write_report does, for the report itself
+    out = rows(work / "dbos.sqlite", "SELECT output FROM operation_outputs WHERE function_id = 6")[0][0]
+    assert json.loads(out)["content"] == f"report.txt に {len(expected)} 文字のレポートを書き出しました"
+
+
+def test_resuming_a_finished_workflow_returns_its_recorded_result_and_runs_nothing(tmp_path):
+    work = tmp_path / "w"
+    assert harness(work).returncode == 0
+    again = harness(work, "--resume")
+    assert again.returncode == 0
+    assert again.stdout == (
+        "[resume] ワークフロー sales-report はすでに完了しています（状態 SUCCESS）。記録された結果を返し、何も実行しない\n"
+        "[done] report.txt にレポートを書き出しました。タスク完了。\n"
+    )
+    assert len(tool_runs(work)) == 3
+
+
+def test_a_fresh_run_starts_over_with_a_new_system_database(tmp_path):
+    work = tmp_path / "w"
+    assert harness(work, env={"CRASH_AFTER": "after-save-b:2"}).returncode == 137
+    fresh = harness(work)
+    assert (fresh.returncode, fresh.stdout) == (0, CLEAN)
+    assert rows(work / "dbos.sqlite", "SELECT COUNT(*) FROM operation_outputs") == [(7,)]
+    assert len(tool_runs(work)) == 3
+
+
+def test_the_lesson_command_line_imports_neither_dbos_nor_sqlalchemy(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRASH_", "HARNESS_"))}
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "harness", "--workdir", str(tmp_path / "w")],
+        capture_output=True, text=True, env={**env, "PYTHONPATH": str(ROOT)}, check=False, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
+    assert "harness" in imported
+    assert not imported & {"dbos", "sqlalchemy", "psycopg"}
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "code", "message"),
+    [
+        (["--resume"], {}, 1, "dbos.sqlite がありません。--resume する対象のワークフローがありません。"),
+        (
+            [],
+            {"CRASH_AFTER": "effects-torn-write:1"},
+            1,
+            "CRASH_AFTER=effects-torn-write は --engine dbos では使えません",
+        ),
+        (
+            ["--database-url", "mysql://u:secret@h/x"],
+            {},
+            1,
+            "データベースの URL mysql://u:***@h/x は使えません",
+        ),
+        ([], {"HARNESS_TASK_ID": "a b"}, 1, "HARNESS_TASK_ID=a b は使えません"),
+        ([], {"HARNESS_EXECUTOR_ID": "x" * 101}, 1, "HARNESS_EXECUTOR_ID="),
+    ],
+)
+def test_bad_settings_are_refused_in_japanese_without_a_traceback(tmp_path, args, env, code, message):
+    work = tmp_path / "w"
+    work.mkdir()
+    proc = harness(work, *args, env=env)
+    assert proc.returncode == code
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert "secret" not in proc.stderr
+    assert not (work / "dbos.sqlite").exists()
+
+
+@pytest.mark.parametrize("argv", [["--engine", "redis"], ["--database-url", "sqlite:///x.db"]])
+def test_an_unknown_engine_or_a_database_url_without_the_engine_is_a_usage_error(tmp_path, argv):
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", "--workdir", str(tmp_path / "w"), *argv],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.strip()
+
+
+def test_a_corrupt_system_database_is_refused_and_left_alone(tmp_path):
+    work = tmp_path / "w"
+    assert harness(work, env={"CRASH_AFTER": "after-save-a:2"}).returncode == 137
+    db = work / "dbos.sqlite"
+    db.write_bytes(b"not a database" * 100)
+    proc = harness(work, "--resume")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "システムデータベース dbos.sqlite を使えません" in proc.stderr
+    assert db.read_bytes() == b"not a database" * 100
+
+
+def test_a_folder_the_harness_did_not_make_keeps_its_dbos_sqlite(tmp_path):
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "dbos.sqlite").write_bytes(b"someone else's")
+    proc = harness(work)
+    assert proc.returncode == 1 and "自分で作っていないファイルは消しません" in proc.stderr
+    assert (work / "dbos.sqlite").read_bytes() == b"someone else's"
+
+
+class TwoToolsAtOnce:
+    """A model that names two tools in one response (the lesson's harness handles one pending call per turn)."""
+
+    def __init__(self) -> None:
+        self.messages = self
+
+    def create(self, **_: object) -> dict:
+        uses = [{"type": "tool_use", "id": f"toolu_{i}", "name": "read_notes", "input": {"path": "sales-notes.txt"}}
+                for i in (1, 2)]  # fmt: skip
+        return {"content": uses, "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}
+
+
+def test_a_workflow_that_fails_ends_with_one_japanese_line_and_stays_failed(tmp_path, capfd):
+    from harness import HarnessError
+    from harness.__main__ import Options
+    from harness.engine_dbos import main
+
+    options = Options(workdir=str(tmp_path / "w"))
+    options.engine = "dbos"
+    (tmp_path / "w").mkdir()
+    with pytest.raises(HarnessError) as err:
+        main(options, Run(tmp_path / "w"), TwoToolsAtOnce(), env={})
+    assert str(err.value) == (
+        "ワークフロー sales-report はエラーで終わりました（状態 ERROR）: "
+        "モデルが1ターンに 2 個の tool_use を返しました。このハーネスは宙ぶらりんな呼び出しを1つしか扱えません。"
+    )
+    assert "Traceback" not in capfd.readouterr().err  # DBOS's own log of the failure stays quiet
+    assert rows(tmp_path / "w" / "dbos.sqlite", "SELECT status FROM workflow_status") == [("ERROR",)]
+    resume = harness(tmp_path / "w", "--resume")
+    assert resume.returncode == 1
+    assert resume.stderr.startswith("エラー: ワークフロー sales-report はエラーで終わりました（状態 ERROR）")
+
+
+def test_the_notebook_views_read_the_engine_tables_as_json(tmp_path):
+    from harness.lab import dbos_view
+
+    work = tmp_path / "w"
+    assert harness(work, env={"CRASH_AFTER": "after-tool-run:3"}).returncode == 137
+    assert {"workflow_status", "operation_outputs"} <= set(dbos_view.table_names(work))
+    steps = dbos_view.steps(work).splitlines()
+    assert len(steps) == 1 + 5 and "tool_use write_report (toolu_03)" in steps[-1]
+    assert dbos_view.step_output(work, 4)["tool_use_id"] == "toolu_02"
+    assert (
+        dbos_view.summary(work).splitlines()[0]
+        == "dbos.sqlite: sales-report PENDING、記録済みのステップ 5 個"
+    )
+    assert dbos_view.tool_runs(work) == 1
+
+
+def test_measured_cost_counts_three_file_writes_and_two_database_commits_per_turn(tmp_path):
+    from harness.lab.dbos_view import measure_cost
+
+    cost = measure_cost(tmp_path, runs=1)
+    assert (
+        cost["lesson"]["writes_per_task"] == 3 * 3 + 1
+    )  # point A, ledger, point B on each of 3 turns; closing
+    assert (
+        cost["dbos"]["writes_per_task"] == 2 * 3 + 1 + 2
+    )  # two steps per turn, the closing step, start and end
+
+
+# -------------------------------------------------------------------------------------------------- Postgres path
+
+
+def _postgres_bin() -> Path | None:
+    found = shutil.which("initdb")
+    if found:
+        return Path(found).resolve().parent
+    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    return versions[-1].parent if versions else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A throwaway PostgreSQL cluster in a temporary folder, its socket in that folder; yields a URL maker."""
+    bindir = _postgres_bin()
+    if bindir is None:
+        if os.environ.get("REQUIRE_POSTGRES") == "1":
+            pytest.fail("REQUIRE_POSTGRES=1 but no PostgreSQL server binaries (initdb, pg_ctl) were found")
+        pytest.skip(
+            "no PostgreSQL server binaries (initdb, pg_ctl); set REQUIRE_POSTGRES=1 to make this a failure"
+        )
+    folder = Path(tempfile.mkdtemp(prefix="harness-pg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # postgres refuses to run as root
+        user = "postgres" if _has_user("postgres") else "nobody"
+        shutil.chown(folder, user)
+        as_user = ["runuser", "-u", user, "--"]
+    port = _free_port()
+    data = folder / "data"
+    try:
+        subprocess.run(
+            [
+                *as_user,
+                str(bindir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-locale",
+                "--no-sync",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        options = f"-k {folder} -c listen_addresses= -p {port} -F"
+        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"),
+                        "-w", "start"], check=True, capture_output=True, timeout=120)  # fmt: skip
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as err:
+        log = (folder / "log").read_text(errors="replace") if (folder / "log").exists() else ""
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.fail(
+            f"could not start a throwaway PostgreSQL cluster: {err}\n{getattr(err, 'stderr', '')}\n{log}"
+        )
+    try:
+        yield lambda db: f"postgresql://postgres@/{db}?host={folder}&port={port}"
+    finally:
+        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+                       capture_output=True, timeout=60, check=False)  # fmt: skip
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _has_user(name: str) -> bool:
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+def _pg_rows(url: str, sql: str) -> list[tuple]:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(sa.text(sql))]
+    finally:
+        engine.dispose()
+
+
+def test_postgres_a_killed_workflow_is_recovered_from_the_server(tmp_path, postgres):
+    url = postgres("single")
+    work = tmp_path / "w"
+    crash = harness(
+        work, "--database-url", url, env={"CRASH_AFTER": "after-tool-run:3", "CRASH_MODE": "sigkill"}
+    )
+    assert crash.returncode == -9
+    assert not (work / "dbos.sqlite").exists()
+    assert _pg_rows(url, "SELECT status FROM dbos.workflow_status") == [("PENDING",)]
+    resume = harness(work, "--resume", "--database-url", url)
+    assert resume.returncode == 0, resume.stderr
+    assert resume.stdout.splitlines()[1:] == MOMENT_2_RESUME.splitlines()[1:]
+    assert _pg_rows(url, "SELECT status FROM dbos.workflow_status") == [("SUCCESS",)]
+    assert tool_runs(work).count("write_report toolu_03") == 2
+
+
+def test_postgres_two_workers_the_second_recovers_the_workflow_the_first_was_killed_in(tmp_path, postgres):
+    url = postgres("workers")
+    work = tmp_path / "shared"  # the outside world both workers reach (one machine here)
+    first = harness(work, env={"CRASH_AFTER": "after-save-a:2", "CRASH_MODE": "sigkill",
+                               "HARNESS_DATABASE_URL": url, "HARNESS_EXECUTOR_ID": "worker-a"})  # fmt: skip
+    assert first.returncode == -9
+    assert _pg_rows(url, "SELECT status, executor_id FROM dbos.workflow_status") == [("PENDING", "worker-a")]
+    second = harness(work, "--resume", env={"HARNESS_DATABASE_URL": url, "HARNESS_EXECUTOR_ID": "worker-b"})
+    assert second.returncode == 0, second.stderr
+    lines = second.stdout.splitlines()
+    assert lines[0] == (
+        "[resume] ワークフロー sales-report を DBOS が回復（状態 PENDING、実行者 worker-a → worker-b、記録済みのステップ 3 個）"
+    )
+    assert lines[1:4] == [
+        "[turn 1][step 1 再利用] モデル pending=read_notes",
+        "[turn 1][step 2 再利用] read_notes の結果",
+        "[turn 2][step 3 再利用] モデル pending=count_words",
+    ]
+    assert lines[-1] == "[done] report.txt にレポートを書き出しました。タスク完了。"
+    assert _pg_rows(url, "SELECT status, executor_id FROM dbos.workflow_status") == [("SUCCESS", "worker-b")]
+    assert tool_runs(work) == ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
+    # a second fresh start under the same task id is refused: the database is shared, never wiped
+    again = harness(work, env={"HARNESS_DATABASE_URL": url, "HARNESS_EXECUTOR_ID": "worker-a"})
+    assert again.returncode == 1 and "すでにあります（状態 SUCCESS）" in again.stderr
+    assert (work / "report.txt").exists()
