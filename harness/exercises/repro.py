@@ -393,7 +393,7 @@ def _show(script: Path, workdir: Path, time_limit: float) -> None:
     shutil.rmtree(base, ignore_errors=True)
     print(
         f"（{script.name} のコピーを順序ごとに {base.as_posix()}/wrong/ と {base.as_posix()}/fixed/ に置き、"
-        f"そこで実行します。各実行は {time_limit:g} 秒まで）"
+        f"そこで実行します。実行は1回ごとに {time_limit:g} 秒まで）"
     )
     print()
     crashed = {}
