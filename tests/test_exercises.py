@@ -519,6 +519,18 @@ def one_worker_pool(run, content):
         return pool.submit(lesson_run_tool_uses, run, content).result()
 
 
+def looks_up_the_ledger_first(run, content):
+    """The reconcile-like three steps (look up, run if missing, record) in a normal run too."""
+    results = []
+    for block in tool_uses(content):
+        hit = load_effects(run.effects_path).get(block["id"])
+        if hit:
+            results.append(ok(block, hit["result"]))
+            continue
+        results.extend(lesson_run_tool_uses(run, [block]))
+    return results
+
+
 RIGHT_FIXES = [
     lesson_run_tool_uses,
     faithful_port,
@@ -528,6 +540,7 @@ RIGHT_FIXES = [
     content_as_text_blocks,
     lesson_tool_impls,
     one_worker_pool,
+    looks_up_the_ledger_first,
 ]  # fmt: skip
 
 
@@ -1008,6 +1021,37 @@ def removes_the_workdir(run, content):
     return results
 
 
+def thread_per_block(run, content):
+    """A thread for each block, joined: a kill inside a thread does not stop the function."""
+    results = {}
+
+    def one(block):
+        results[block["id"]] = lesson_run_tool_uses(run, [block])[0]
+
+    threads = [threading.Thread(target=one, args=(b,)) for b in tool_uses(content)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [results[b["id"]] for b in tool_uses(content)]
+
+
+def alert_event_naming_nothing(run, content):
+    results = []
+    for block in tool_uses(content):
+        try:
+            output = execute_tool(run, block)
+        except ToolError as err:
+            results.append(failed(block, err))
+            continue
+        try:
+            record(run, block, output)
+        except OSError:
+            run.emit("alert", msg="failed")
+        results.append(ok(block, output))
+    return results
+
+
 def unfinished_for_write_report(run, content):
     if any(b["name"] == "write_report" for b in tool_uses(content)):
         raise NotImplementedError("write_report はあとで")
@@ -1056,6 +1100,8 @@ WRONG_FIXES = [
     (raises_keyboard_interrupt, "3 回目の呼び出し（write_report のターン）で あなたのコードが KeyboardInterrupt を起こしました"),
     (exits_the_process, "3 回目の呼び出し（write_report のターン）で あなたのコードが sys.exit(1) でプロセスを終わらせようとしました"),
     (removes_the_workdir, "作業フォルダ（run.workdir）がなくなりました。あなたのコードが消していませんか"),
+    (thread_per_block, "それはあなたの関数が始めた別のスレッドの中で起き、関数は止まらずに続きました。本物のキルはプロセス全体を止めます"),
+    (alert_event_naming_nothing, "そのあとの知らせ（\"alert {'msg': 'failed'}\"）は、どの呼び出し（tool_use_id）の記録が失敗したのかを言っていません"),
     (unfinished_for_write_report, "3 回目の呼び出し（write_report のターン）で NotImplementedError: write_report はあとで"),
 ]  # fmt: skip
 
@@ -1288,6 +1334,8 @@ REPRO_WRONG = [
      "REPRO_CRASH=2 で wrong: effects.json を作業フォルダ（2つ目の引数）ではなく、スクリプトを実行したフォルダに書いています"),
     ("key-error", [("    crash = Crash()\n", "    crash = Crash()\n    {}['x']\n")],
      "REPRO_CRASH=2 で wrong: スクリプトがエラーで終わりました（終了コード 1、最後の行: level2_repro.py の 64 行目で KeyError: 'x'）"),
+    ("runtime-error-as-crash", [('raise SimulatedCrash(f"REPRO_CRASH={self.target}")', "raise RuntimeError('crash')")],
+     "level2_repro.py の 25 行目で RuntimeError: crash。クラッシュ地点 point の中で出た例外です: 疑似クラッシュは SimulatedCrash を投げ"),
     ("syntax-error", [("    crash = Crash()\n", "    crash = Crash(\n")], "REPRO_CRASH=2 で wrong: スクリプトがエラーで終わりました（終了コード 1、最後の行: level2_repro.py の 63 行目で SyntaxError: '(' was never closed"),
 ]  # fmt: skip
 

@@ -689,6 +689,12 @@ def _judge_kill(f: dict, kind: str, tool: str) -> str | None:
             else f"{tool} が一度も実行されませんでした"
         )
     error = f["error"]
+    if f.get("killed_in_thread") and not (error and error["ours"]):
+        return (
+            f"チェックは{where}にプロセスを落としました（疑似キル）が、それはあなたの関数が始めた別のスレッドの中で起き、"
+            "関数は止まらずに続きました。本物のキルはプロセス全体を止めます — 見直す: レッスンの runToolUses は"
+            "ツールを別スレッドに出さず、ループの中で1つずつ順に実行する"
+        )
     if error is None:
         return (
             f"チェックは{where}にプロセスを落としました（疑似キル）が、あなたの関数はそれを捕まえて続行しました。本物の"

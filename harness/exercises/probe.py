@@ -199,6 +199,7 @@ class Watch:
         self.disk_at_kill: dict[str, bytes] = {}
         self.wrapped = self.tools()
         self.caller: threading.Thread | None = None  # the thread the learner's function was called in
+        self.killed_in_thread = False  # the kill landed in a thread the learner's function started
         self.running: list[str] = []  # the tools running right now
         self.overlaps: list[list[str]] = []
         self.turn = threading.Condition()
@@ -364,6 +365,7 @@ class Watch:
 
     def _die(self) -> None:
         self.killed = True
+        self.killed_in_thread = self.caller is not None and threading.current_thread() is not self.caller
         self.ledger_at_kill = self.ledger()
         self.disk_at_kill = _files(self.workdir)
         raise self.kill
@@ -594,6 +596,7 @@ def scenario(learner, folder: Path, plan: tuple | None) -> dict:
         facts = watch.drive()
         facts["ledger_at_kill"] = watch.ledger_at_kill
         facts["killed"] = watch.killed
+        facts["killed_in_thread"] = watch.killed_in_thread
         facts.update(watch.take())
         return facts
     finally:

@@ -83,13 +83,18 @@ def script_error(proc) -> str | None:
         return None
     if "SimulatedCrash" in lines[-1]:
         return None
-    where = ""
+    where, hint = "", ""
     for line in reversed(lines):
-        found = re.match(r'\s*File "([^"]+)", line (\d+)', line)
+        found = re.match(r'\s*File "([^"]+)", line (\d+)(?:, in (\w+))?', line)
         if found and Path(found.group(1)).suffix == ".py" and "harness" not in Path(found.group(1)).parts:
             where = f"{Path(found.group(1)).name} の {found.group(2)} 行目で "
+            if found.group(3) == "point":
+                hint = (
+                    "。クラッシュ地点 point の中で出た例外です: 疑似クラッシュは SimulatedCrash を投げ、main がそれを"
+                    "捕まえて 137 で終了します"
+                )
             break
-    return f"{where}{lines[-1][:200]}"
+    return f"{where}{lines[-1][:200]}{hint}"
 
 
 def elsewhere(folder: Path, work: str) -> list[str]:
