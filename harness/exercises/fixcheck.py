@@ -144,6 +144,7 @@ def _shape(fn) -> str | None:
 
 def _step(name: str, fn, base: Path, time_limit: float, use_fork):
     """One run in a fresh child process (nothing the function kept in memory survives into the next run)."""
+    base.mkdir(parents=True, exist_ok=True)  # even if an earlier run's code removed it
     outcomes = run_steps(
         [(name, fn)], time_limit=time_limit, cwd=base, prepare=prepare_child, use_fork=use_fork
     )
