@@ -7,9 +7,12 @@ The rule, part by part, and the run that would show each part broken:
 - once: every call executed exactly once in a clean run, and never twice across a crash and --resume;
 - atomically: every change to effects.json seen by an audit hook and a held descriptor (a rename onto it, never
   written in place or removed first), and no temp file left behind;
-- keyed by tool_use_id: the ledger's keys, and a response with two tool_use blocks;
+- keyed by tool_use_id: the ledger's keys, and a response with two tool_use blocks (each recorded under its own id);
+- one at a time, in order, the response left as it was: tools that overlap (threads) and blocks run out of the
+  response's order are refused, and so is a change to the content handed in (it is already in messages);
 - nothing for a failure: each tool made to fail with ToolError (is_error returned, nothing recorded);
-- alert, not is_error, when the ledger write fails: the write made to fail like a full disk after write_report;
+- alert, not is_error, when the ledger write fails: the write made to fail like a full disk after write_report; the
+  alert is what went to stderr, an alert event or a logging warning, and it names the call (or the ledger);
 - and the three crash moments on each tool (as it starts, right after it returns, after the record but before
   point B), each resumed with the lesson's reconcile, which must take the lesson's branch.
 Each run, and each resume after a kill, happens in a fresh forked child with a time limit (sandbox.py), so nothing

@@ -7,6 +7,10 @@ makes on effects.json (opened for writing in place, replaced by a rename, remove
 like a full disk; and every time anything happens, effects.json is opened and held, so a file rewritten in place
 shows up as changed bytes behind a held descriptor, whatever route the write took.
 
+Also seen: tools that run at the same time (threads), the content the function was handed changed in place, what it
+wrote to stderr or raised as an alert after a failed ledger write, and errors the ledger writer raised even when the
+function swallowed them (the writer and the other routes to the tools are watched in the child).
+
 The audit hook is installed only in the forked child, which exits when the check ends.
 """
 
@@ -283,7 +287,7 @@ class Watch:
             data = json.loads(self.effects.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        return plain(data, limit=2000) if isinstance(data, dict) else {}
+        return plain(data, limit=4000) if isinstance(data, dict) else {}
 
     def keys(self) -> list[str]:
         """The tool_use_ids effects.json holds right now."""
