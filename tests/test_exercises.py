@@ -19,6 +19,7 @@ import pytest
 
 from harness import ToolError, execute_tool, load_effects, write_json_atomic
 from harness.exercises import HIT, IS_ERROR, NO_RECONCILE, NULL, PENDING_CALL, RERUN
+from harness.exercises.fixcheck import MAX_RUNS
 from harness.exercises.level1 import INSIGHT_CHOICES, blank_answers, check_level1, look
 from harness.exercises.level2 import (
     check_level2_diagnosis,
@@ -27,6 +28,7 @@ from harness.exercises.level2 import (
     run_tool_uses_prod,
     show_repro,
 )
+from harness.exercises.repro import STEPS
 from harness.exercises.sandbox import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S
 from harness.lab.process import run_child
 from harness.ledger import save_effect
@@ -129,7 +131,7 @@ LEVEL1_WRONG = [
     (("②", "read_notes", "reconcile"), IS_ERROR, ["read_notes の実行は tool-runs.log で合計 2 回"]),
     (("insight_1_2",), "A", ["① で", "なし、② で", "あり", "コードはそれを"]),
     (("insight_1_2",), "D", ["① と ② が同じに見えることが意味するのは: あなたの答え='D'"]),
-    (("②", "write_report", "pendingToolUse"), "toolu_03", ["'toolu_03' は選択肢にありません", "PENDING_CALL", "NULL"]),
+    (("②", "write_report", "pendingToolUse"), "あり", ["'あり' は選択肢にありません", "PENDING_CALL", "NULL"]),
     (("①", "read_notes", "ledger_entry"), "はい", ["'はい' は True / False ではありません"]),
     (("②", "write_report", "reconcile"), "再利用", ["'再利用' は選択肢にありません", "HIT", "NO_RECONCILE"]),
     (("①", "write_report", "ledger_entry"), None, ["None ではなく True か False で答えてください"]),
@@ -163,7 +165,7 @@ def test_level1_a_string_that_looks_like_a_value_is_shown_with_quotes():
 @pytest.mark.parametrize(
     "answers, fragment",
     [
-        ((LEVEL1,), "answers が dict ではなく tuple になっています（最後の } のあとにカンマがありませんか）"),
+        ([LEVEL1], "answers が dict ではなく list になっています（{...} を [ ] で囲んでいませんか）"),
         (None, "answers は dict（{...}）で書いてください（いまは NoneType: None）"),
         ("①②③", "answers は dict（{...}）で書いてください（いまは str"),
         ([1, 2], "answers は dict（{...}）で書いてください（いまは list"),
@@ -173,7 +175,7 @@ def test_level1_a_string_that_looks_like_a_value_is_shown_with_quotes():
         (with_change(LEVEL1, ("③",), "null"), "answers['③'] は dict（{...}）で書いてください"),
         ({**LEVEL1, "1": {"read_notes": {"ledger_entry": True}}}, "answers のキー '①' が2回（別の書き方で）あり、答えが食い違っています"),
     ],
-    ids=["tuple", "None", "str", "list", "typo", "tool-typo", "question-typo", "row-not-dict", "twice"],
+    ids=["in-a-list", "None", "str", "list", "typo", "tool-typo", "question-typo", "row-not-dict", "twice"],
 )  # fmt: skip
 def test_level1_any_shape_is_a_clear_message_not_an_exception(answers, fragment):
     verdict = check_level1(answers, None)
@@ -210,6 +212,58 @@ def test_look_with_anything_else_lists_the_choices(capsys, args):
 def test_look_with_arguments_swapped_still_shows_the_moment(capsys):
     look("write_report", "②")
     assert capsys.readouterr().out.startswith("②（ツール完了、台帳未記録）で write_report")
+
+
+@pytest.mark.parametrize("given", ["B, D", "B,C", "B.D", "B:A", "B D", "Ｂ，Ｄ"])
+def test_level1_an_insight_naming_two_choices_is_refused(given):
+    verdict = check_level1(with_change(LEVEL1, ("insight_1_2",), given))
+    assert not verdict.passed and len(verdict.problems) == 1, verdict.report()
+    assert "つを挙げています。1つだけ選んでください" in verdict.problems[0]
+
+
+@pytest.mark.parametrize("given", ["B: 文章で説明すると、区別がつかないから", "Ｂ", "b.", "（B）"])
+def test_level1_an_insight_of_one_choice_with_words_after_it_passes(given):
+    verdict = check_level1(with_change(LEVEL1, ("insight_1_2",), given))
+    assert verdict.passed, verdict.report()
+
+
+@pytest.mark.parametrize(
+    "path, given",
+    [
+        (("①", "write_report", "pendingToolUse"), "write_report"),
+        (("②", "read_notes", "pendingToolUse"), "read_notes"),
+        (("②", "write_report", "pendingToolUse"), "toolu_03"),
+        (("①", "write_report", "pendingToolUse"), {"id": "toolu_03", "name": "write_report", "input": {}}),
+    ],
+    ids=["name", "read-only-name", "id", "the-object"],
+)
+def test_level1_pending_call_named_by_the_call_itself_passes(path, given):
+    verdict = check_level1(with_change(LEVEL1, path, given))
+    assert verdict.passed, verdict.report()
+
+
+def test_level1_pending_call_of_another_turn_is_wrong_with_the_disk_hint():
+    verdict = check_level1(with_change(LEVEL1, ("②", "write_report", "pendingToolUse"), "read_notes"))
+    assert len(verdict.problems) == 1 and "あなたの答え='read_notes'" in verdict.problems[0]
+    assert "toolu_03 の tool_result はまだありません" in verdict.problems[0]
+
+
+def test_level1_answers_wrapped_by_a_trailing_comma_are_unwrapped_with_a_note():
+    sheet = with_change(LEVEL1, ("same_disk_1_2",), (True,))
+    verdict = check_level1((sheet,))
+    assert verdict.passed, verdict.report()
+    assert "answers が1要素のタプルになっていたので（行末のカンマ）" in verdict.report()
+    assert "checkpoint.json と effects.json は同じか が1要素のタプルになっていたので" in verdict.report()
+
+
+@pytest.mark.parametrize("given", [0, 1, "1", 1.0])
+def test_level1_zero_or_one_for_a_boolean_asks_for_true_or_false(given):
+    verdict = check_level1(with_change(LEVEL1, ("③", "read_notes", "ledger_entry"), given))
+    assert len(verdict.problems) == 1
+    assert (
+        "ではなく True か False で答えてください（0 / 1 ではなく、Python の True / False です）"
+        in (verdict.problems[0])
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -275,6 +329,24 @@ def test_level2_wrong_diagnosis_fails_naming_the_mistake_without_the_answer(key,
     assert "正しくは" not in verdict.report()
 
 
+@pytest.mark.parametrize(
+    "given", ["save_effect, execute_tool", "saveEffect → toolImpls", "save_effect（execute_tool より前）"]
+)
+def test_level2_diagnosis_naming_both_calls_is_refused(given):
+    verdict = check_level2_diagnosis({**DIAGNOSIS, "first_call": given})
+    assert len(verdict.problems) == 1, verdict.report()
+    assert "'save_effect' と 'execute_tool' の2つを挙げています。1つだけ選んでください" in verdict.problems[0]
+
+
+def test_level2_diagnosis_recorded_result_as_the_whole_record_is_read_with_a_note():
+    entry = {"name": "write_report", "result": None, "at": 1_700_000_000_000}
+    verdict = check_level2_diagnosis(({**DIAGNOSIS, "recorded_result": entry},))
+    assert verdict.passed, verdict.report()
+    assert "台帳のレコード全体" in verdict.report() and "1要素のタプル" in verdict.report()
+    wrong = check_level2_diagnosis({**DIAGNOSIS, "recorded_result": {**entry, "result": "完了"}})
+    assert len(wrong.problems) == 1 and "あなたの答え='完了'" in wrong.problems[0]
+
+
 def test_level2_diagnosis_answer_only_on_request():
     verdict = check_level2_diagnosis({**DIAGNOSIS, "branch_after_crash": IS_ERROR}, show_answers=True)
     assert "（正しくは '台帳ヒット、再利用'）" in verdict.problems[0]
@@ -283,12 +355,12 @@ def test_level2_diagnosis_answer_only_on_request():
 @pytest.mark.parametrize(
     "diagnosis, fragment",
     [
-        ((DIAGNOSIS,), "diagnosis が dict ではなく tuple になっています"),
+        ([DIAGNOSIS], "diagnosis が dict ではなく list になっています"),
         (None, "diagnosis は dict（{...}）で書いてください（いまは NoneType: None）"),
         ("save_effect が先", "diagnosis は dict（{...}）で書いてください（いまは str"),
         ({**DIAGNOSIS, "first-cal": "save_effect"}, "diagnosis に知らないキー 'first-cal' があります（使えるキー: 'first_call'"),
     ],
-    ids=["tuple", "None", "str", "typo"],
+    ids=["in-a-list", "None", "str", "typo"],
 )  # fmt: skip
 def test_level2_diagnosis_any_shape_is_a_clear_message(diagnosis, fragment):
     verdict = check_level2_diagnosis(diagnosis)
@@ -387,7 +459,89 @@ def logging_alert(run, content, turn=0):
     return results
 
 
-RIGHT_FIXES = [lesson_run_tool_uses, faithful_port, own_atomic_writer, logging_alert]
+def results_in_reverse_order(run, content):
+    """All tool_results returned, the last first: the API does not order the tool_results of one message."""
+    return list(reversed(lesson_run_tool_uses(run, content)))
+
+
+def content_as_text_blocks(run, content):
+    """tool_result content in the API's other form, a list of text blocks; the alert through warnings."""
+    import warnings
+
+    results = []
+    for block in tool_uses(content):
+        try:
+            output = execute_tool(run, block)
+        except ToolError as err:
+            results.append(failed(block, err))
+            continue
+        try:
+            record(run, block, output)
+        except OSError as err:
+            warnings.warn(f"台帳に書けませんでした: {block['id']} ({err})", stacklevel=1)
+        results.append(
+            {"type": "tool_result", "tool_use_id": block["id"], "content": [{"type": "text", "text": output}]}
+        )
+    return results
+
+
+def lesson_tool_impls(run, content):
+    """The lesson's toolImpls[block.name](block.input), as harness.TOOL_IMPLS; a failure without its detail."""
+    import harness
+
+    results = []
+    for block in tool_uses(content):
+        try:
+            output = harness.TOOL_IMPLS[block["name"]](run.workdir, block["input"])
+        except ToolError:
+            results.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": block["id"],
+                    "is_error": True,
+                    "content": "ツールの実行に失敗しました",
+                }
+            )
+            continue
+        try:
+            record(run, block, output)
+        except OSError:
+            print(f"[台帳の書き込みに失敗] tool_use_id={block['id']}", file=sys.stderr)
+        results.append(ok(block, output))
+    return results
+
+
+def one_worker_pool(run, content):
+    """A thread pool of one worker: the tools still run one after another, in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lesson_run_tool_uses, run, content).result()
+
+
+def looks_up_the_ledger_first(run, content):
+    """The reconcile-like three steps (look up, run if missing, record) in a normal run too."""
+    results = []
+    for block in tool_uses(content):
+        hit = load_effects(run.effects_path).get(block["id"])
+        if hit:
+            results.append(ok(block, hit["result"]))
+            continue
+        results.extend(lesson_run_tool_uses(run, [block]))
+    return results
+
+
+RIGHT_FIXES = [
+    lesson_run_tool_uses,
+    faithful_port,
+    own_atomic_writer,
+    logging_alert,
+    results_in_reverse_order,
+    content_as_text_blocks,
+    lesson_tool_impls,
+    one_worker_pool,
+    looks_up_the_ledger_first,
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("fn", RIGHT_FIXES, ids=lambda f: f.__name__)
@@ -395,6 +549,24 @@ def test_level2_right_fix_written_differently_passes(fn):
     verdict = check_level2_fix(fn)
     assert verdict.passed, verdict.report()
     assert len(verdict.lines) == 7
+
+
+def test_level2_fix_failure_without_the_error_text_passes_with_a_note():
+    report = check_level2_fix(lesson_tool_impls).report()
+    assert (
+        "（メモ: 失敗した toolu_01 の tool_result の content（'ツールの実行に失敗しました'）に、例外のメッセージが"
+        in report
+    )
+    assert "合否には影響しません" in report
+
+
+def test_level2_fix_through_harness_tool_impls_without_fork_says_why_it_cannot_see_the_tools():
+    verdict = check_level2_fix(lesson_tool_impls, use_fork=False)
+    assert not verdict.passed
+    assert (
+        "チェックが用意したツールが一度も呼ばれませんでした（tool-runs.log も空です）" in verdict.problems[0]
+    )
+    assert "run.tool_impls[block['name']](run.workdir, block['input'])" in verdict.problems[0]
 
 
 def prod_order(run, content):
@@ -556,7 +728,7 @@ def returns_inside_the_loop(run, content):
         try:
             record(run, block, output)
         except OSError as err:
-            print("台帳に書けません", err)
+            print("台帳に書けません", err, file=sys.stderr)
         results.append(ok(block, output))
         return results
 
@@ -703,6 +875,189 @@ def chatty_but_swallows_the_ledger_failure(run, content):
     return swallows_the_ledger_failure(run, content)
 
 
+def swallows_and_prints_unrelated_debug(run, content):
+    """except Exception: pass around the ledger, and a debug line after every block (stderr, no id, no 台帳)."""
+    results = []
+    for block in tool_uses(content):
+        try:
+            output = execute_tool(run, block)
+        except ToolError as err:
+            results.append(failed(block, err))
+            continue
+        try:
+            record(run, block, output)
+        except Exception:  # noqa: BLE001, S110 (a learner's way, on purpose)
+            pass
+        print("debug: one more result", file=sys.stderr)
+        results.append(ok(block, output))
+    return results
+
+
+def alerts_on_stdout(run, content):
+    """The lesson's alert text, printed to stdout instead of stderr."""
+    results = []
+    for block in tool_uses(content):
+        try:
+            output = execute_tool(run, block)
+        except ToolError as err:
+            results.append(failed(block, err))
+            continue
+        try:
+            record(run, block, output)
+        except OSError:
+            print(f"[台帳の書き込みに失敗] tool_use_id={block['id']}")
+        results.append(ok(block, output))
+    return results
+
+
+def drops_text_blocks_from_content(run, content):
+    content[:] = [b for b in content if b["type"] == "tool_use"]
+    return lesson_run_tool_uses(run, content)
+
+
+def appends_a_text_block(run, content):
+    results = lesson_run_tool_uses(run, content)
+    content.append({"type": "text", "text": "ツールを実行しました"})
+    return results
+
+
+def keeps_results_on_the_blocks(run, content):
+    results = lesson_run_tool_uses(run, content)
+    for block, result in zip(tool_uses(content), results):
+        block["result"] = result["content"]
+    return results
+
+
+def thread_pool_without_a_lock(run, content):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(block):
+        try:
+            output = execute_tool(run, block)
+        except ToolError as err:
+            return failed(block, err)
+        try:
+            record(run, block, output)
+        except OSError:
+            print(f"[台帳の書き込みに失敗] {block['id']}", file=sys.stderr)
+        return ok(block, output)
+
+    with ThreadPoolExecutor() as pool:
+        return list(pool.map(one, tool_uses(content)))
+
+
+def runs_in_reverse_order(run, content):
+    """The blocks run last first; the results are put back in the original order."""
+    blocks = tool_uses(content)
+    done = {r["tool_use_id"]: r for r in lesson_run_tool_uses(run, list(reversed(blocks)))}
+    return [done[b["id"]] for b in blocks]
+
+
+def clock_not_called(run, content):
+    """at = run.clock (the function, not its value); the failed write swallowed with an alert."""
+    results = []
+    for block in tool_uses(content):
+        try:
+            output = execute_tool(run, block)
+        except ToolError as err:
+            results.append(failed(block, err))
+            continue
+        try:
+            save_effect(
+                run.effects_path, block["id"], {"name": block["name"], "result": output, "at": run.clock}
+            )
+        except Exception:  # noqa: BLE001 (the lesson's catch (err), on purpose)
+            print(f"[台帳の書き込みに失敗] tool_use_id={block['id']}", file=sys.stderr)
+        results.append(ok(block, output))
+    return results
+
+
+def records_only_side_effects(run, content):
+    results = []
+    for block in tool_uses(content):
+        output = execute_tool(run, block)
+        if block["name"] not in ("read_notes", "count_words"):
+            record(run, block, output)
+        results.append(ok(block, output))
+    return results
+
+
+def records_under_the_last_id(run, content):
+    results = []
+    for block in tool_uses(content):
+        try:
+            output = execute_tool(run, block)
+        except ToolError as err:
+            results.append(failed(block, err))
+            continue
+        try:
+            save_effect(
+                run.effects_path,
+                content[-1]["id"],
+                {"name": block["name"], "result": output, "at": run.clock()},
+            )
+        except OSError:
+            print(f"[台帳の書き込みに失敗] tool_use_id={block['id']}", file=sys.stderr)
+        results.append(ok(block, output))
+    return results
+
+
+def raises_keyboard_interrupt(run, content):
+    if any(b["name"] == "write_report" for b in tool_uses(content)):
+        raise KeyboardInterrupt
+    return lesson_run_tool_uses(run, content)
+
+
+def exits_the_process(run, content):
+    results = lesson_run_tool_uses(run, content)
+    if any(b["name"] == "write_report" for b in tool_uses(content)):
+        sys.exit(1)
+    return results
+
+
+def removes_the_workdir(run, content):
+    results = lesson_run_tool_uses(run, content)
+    shutil.rmtree(run.workdir)
+    return results
+
+
+def thread_per_block(run, content):
+    """A thread for each block, joined: a kill inside a thread does not stop the function."""
+    results = {}
+
+    def one(block):
+        results[block["id"]] = lesson_run_tool_uses(run, [block])[0]
+
+    threads = [threading.Thread(target=one, args=(b,)) for b in tool_uses(content)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [results[b["id"]] for b in tool_uses(content)]
+
+
+def alert_event_naming_nothing(run, content):
+    results = []
+    for block in tool_uses(content):
+        try:
+            output = execute_tool(run, block)
+        except ToolError as err:
+            results.append(failed(block, err))
+            continue
+        try:
+            record(run, block, output)
+        except OSError:
+            run.emit("alert", msg="failed")
+        results.append(ok(block, output))
+    return results
+
+
+def unfinished_for_write_report(run, content):
+    if any(b["name"] == "write_report" for b in tool_uses(content)):
+        raise NotImplementedError("write_report はあとで")
+    return lesson_run_tool_uses(run, content)
+
+
 WRONG_FIXES = [
     (prod_order, "read_notes（toolu_01）の実行が始まった瞬間、まだ何も実行していないのに effects.json にはすでに toolu_01 がありました。実行が先、記録が後です"),
     (records_first_then_overwrites, "実行が始まった瞬間、まだ何も実行していないのに effects.json にはすでに toolu_01"),
@@ -712,18 +1067,18 @@ WRONG_FIXES = [
     (calls_the_tool_twice_then_records, "toolu_01（read_notes）が 2 回実行されました（tool-runs.log: read_notes toolu_01 / read_notes toolu_01"),
     (writes_the_ledger_in_place, "effects.json を書き込み用に直接開きました（一時ファイル＋rename ではありません）"),
     (removes_then_writes, "effects.json をいったん消して（または別名に移して）から書いています"),
-    (keyed_by_tool_name, "台帳のキーがツール名 ['count_words', 'read_notes', 'write_report'] です。キーは tool_use_id"),
-    (overwrites_the_whole_ledger, "台帳には ['toolu_03'] しかありません。前の記録を消して上書きしています"),
+    (keyed_by_tool_name, "台帳のキーがツール名 ['count_words', 'read_notes', 'write_report'] です。キーはその呼び出しの tool_use_id"),
+    (overwrites_the_whole_ledger, "['toolu_01', 'toolu_02'] の記録は一度台帳に書かれたのに、通常の実行のあとには消えていました（いまの台帳: ['toolu_03']）。前の記録を消して上書きしています"),
     (records_the_failure, "write_report が失敗する（ToolError）: 失敗した toolu_03 を台帳に記録しています"),
     (lets_tool_errors_escape, "write_report が失敗（ToolError）したとき、例外が run_tool_uses の外まで出てループが止まりました"),
     (one_try_for_tool_and_ledger, "台帳の書き込みが失敗したとき、write_report の tool_result を is_error にしています"),
-    (swallows_the_ledger_failure, "台帳の書き込みの失敗を黙って握りつぶしています"),
+    (swallows_the_ledger_failure, "write_report（toolu_03）のあと台帳の書き込みが失敗しましたが、何も知らせずに握りつぶしています"),
     (bare_except_catches_the_kill, "あなたの関数はそれを捕まえて続行しました。本物のキルは捕まえられません"),
     (returns_inside_the_loop, "返った tool_result の tool_use_id は ['toolu_p1'] でした（ループの途中で return していませんか）"),
     (records_the_tool_result, "台帳の toolu_01 の result が、ツールが返した本物の結果と違います"),
     (answers_done_to_the_model, "toolu_01 の tool_result の content が、ツールが返した結果と違います（'完了'）"),
     (writes_beside_the_notebook, "effects.json を作業フォルダではなくカレントフォルダに書いています"),
-    (is_error_without_the_error, "失敗した toolu_03 の tool_result の content にエラーの内容がありません"),
+    (is_error_without_the_error, "失敗した toolu_03 の tool_result の content が空です（''）。is_error だけではモデルに何が起きたのか伝わりません"),
     (seconds_as_at, "toolu_01 の at が 0 以上の整数ではありません"),
     (async_port, "run_tool_uses が async def です"),
     (forgets_to_return, "run_tool_uses が list ではなく NoneType を返しました（return results を忘れていませんか）"),
@@ -731,7 +1086,23 @@ WRONG_FIXES = [
     (records_in_finally, "失敗した toolu_03 を台帳に記録しています"),
     (keeps_the_ledger_in_memory, "--resume のあとに実行した toolu_01（read_notes）の記録が、最後には台帳にありません"),
     (records_after_all_tools, "toolu_p1 の記録を、次のツール toolu_p2 を実行するまで後回しにしています"),
-    (chatty_but_swallows_the_ledger_failure, "台帳の書き込みの失敗を黙って握りつぶしています"),
+    (chatty_but_swallows_the_ledger_failure, "write_report（toolu_03）のあと台帳の書き込みが失敗しましたが、何も知らせずに握りつぶしています"),
+    (swallows_and_prints_unrelated_debug, "そのあとの知らせ（'debug: one more result'）は、どの呼び出し（tool_use_id）の記録が失敗したのかを言っていません"),
+    (alerts_on_stdout, "標準エラーにもアラートのイベントにも知らせがありませんでした（標準出力に出た行: '[台帳の書き込みに失敗] tool_use_id=toolu_03'）"),
+    (drops_text_blocks_from_content, "run_tool_uses が受け取った content を書き換えました（text ブロックが消えました）。content はモデルの応答そのもので、すでに messages に入っている"),
+    (appends_a_text_block, "content を書き換えました（text ブロックが増えました）"),
+    (keeps_results_on_the_blocks, "content を書き換えました（toolu_01 のブロックに 'result' が足されました）"),
+    (thread_pool_without_a_lock, "toolu_p1 と toolu_p2 のツールが同時に（並行して）実行されました。レッスンの runToolUses は tool_use ブロックを1つずつ順に実行します"),
+    (runs_in_reverse_order, "tool_use ブロックを content とは違う順（toolu_p2 → toolu_p1）で実行しました"),
+    (clock_not_called, "台帳への書き込み（save_effect）がエラーになりました: TypeError: Object of type function is not JSON serializable。台帳に書けていません — 記録する値に関数そのものが入っていませんか（たとえば at に"),
+    (records_only_side_effects, "台帳に ['toolu_01', 'toolu_02']（read_notes, count_words）の記録が一度もありませんでした。読み取り専用のツールも記録します"),
+    (records_under_the_last_id, "toolu_p1 の結果が、まだ実行していない toolu_p2 のキーで台帳に書かれていました"),
+    (raises_keyboard_interrupt, "3 回目の呼び出し（write_report のターン）で あなたのコードが KeyboardInterrupt を起こしました"),
+    (exits_the_process, "3 回目の呼び出し（write_report のターン）で あなたのコードが sys.exit(1) でプロセスを終わらせようとしました"),
+    (removes_the_workdir, "作業フォルダ（run.workdir）がなくなりました。あなたのコードが消していませんか"),
+    (thread_per_block, "それはあなたの関数が始めた別のスレッドの中で起き、関数は止まらずに続きました。本物のキルはプロセス全体を止めます"),
+    (alert_event_naming_nothing, "そのあとの知らせ（\"alert {'msg': 'failed'}\"）は、どの呼び出し（tool_use_id）の記録が失敗したのかを言っていません"),
+    (unfinished_for_write_report, "3 回目の呼び出し（write_report のターン）で NotImplementedError: write_report はあとで"),
 ]  # fmt: skip
 
 
@@ -740,7 +1111,7 @@ def test_level2_wrong_fix_fails_naming_the_mistake(fn, fragment):
     verdict = check_level2_fix(fn)
     assert not verdict.passed and len(verdict.problems) == 1, verdict.report()
     assert fragment in verdict.problems[0], verdict.report()
-    assert "/tmp" not in verdict.report()
+    assert "/tmp" not in verdict.report() and "チェック自体が失敗" not in verdict.report()
 
 
 def test_level2_fix_names_what_it_did_not_check_after_the_first_problem():
@@ -806,7 +1177,7 @@ def test_level2_fix_with_an_endless_loop_is_stopped_at_its_time_limit():
     assert verdict.problems == [
         "✗ 通常の実行（クラッシュなし）: 1 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました"
     ]
-    assert "（各実行は 1 秒で打ち切ります。無限ループでもカーネルは止まりません）" in verdict.report()
+    assert "その1回ごとに 1 秒で打ち切ります。無限ループでもカーネルは止まりません）" in verdict.report()
 
 
 def hangs_when_resumed(run, content):
@@ -947,12 +1318,25 @@ REPRO_WRONG = [
      "誤った順序なのに、クラッシュ時の台帳に toolu_02 がありません"),
     ("no-crash-point-in-wrong", [(WRONG_BODY, WRONG_BODY.replace("            crash.point()\n", "", 1))], "REPRO_CRASH=2 で wrong: 疑似クラッシュせず、最後まで走りました（終了コード 0）"),
     ("crash-not-caught", [("    except SimulatedCrash as err:", "    except KeyError as err:")], "REPRO_CRASH=2 で wrong: Traceback で終わりました（最後の行: harness.crash.SimulatedCrash: REPRO_CRASH=2 で疑似キル）"),
-    ("crash-exits-0", [("        sys.exit(137)", "        sys.exit(0)")], "REPRO_CRASH=2 で wrong: 疑似クラッシュせず、最後まで走りました（終了コード 0）"),
+    ("crash-exits-0", [("        sys.exit(137)", "        sys.exit(0)")], "REPRO_CRASH=2 で wrong: 疑似クラッシュは起きました（[kill] の行があります）が、終了コードが 0 でした"),
     ("fixed-records-first", [(FIXED_CRASH, "            save_effect(run.effects_path, block[\"id\"], {\"name\": block[\"name\"], \"result\": None, \"at\": 0})\n" + FIXED_CRASH)],
      "REPRO_CRASH=2 で fixed: 修正した順序なのに、クラッシュ時の台帳に toolu_02 があります"),
     ("placeholder-string", [('"result": None, "at": run.clock()', '"result": "実行中", "at": run.clock()')], "誤った順序の台帳の toolu_02 の result が '実行中' でした"),
     ("crashes-without-N", [(TARGET, 'int(os.environ.get("REPRO_CRASH", "3"))')], "REPRO_CRASH なしで wrong: 最後まで走りませんでした（終了コード 137"),
-    ("ignores-workdir", [("Run(workdir)", 'Run("repro-work")')], "2つ目の引数の作業フォルダに何も書かれていません。Run(workdir) に sys.argv[2] を渡していますか"),
+    ("ignores-workdir", [("Run(workdir)", 'Run("repro-work")')], "チェックは作業フォルダとして 'work-wrong-2' を渡しましたが、スクリプトは repro-work/ に書きました"),
+    ("hardcodes-work", [("order, workdir = sys.argv[1], sys.argv[2]", 'order, workdir = sys.argv[1], "work"')], "チェックは作業フォルダとして 'work-wrong-2' を渡しましたが、スクリプトは work/ に書きました"),
+    ("keyed-by-tool-name", [('                run.effects_path, block["id"], {"name": block["name"], "result": None',
+                             '                run.effects_path, block["name"], {"name": block["name"], "result": None')],
+     "REPRO_CRASH=2 で wrong: 台帳のキーがツール名 ['count_words', 'read_notes'] です。キーは tool_use_id です"),
+    ("ledger-beside-the-script", [('                run.effects_path, block["id"], {"name": block["name"], "result": None',
+                                   '                Path("effects.json"), block["id"], {"name": block["name"], "result": None'),
+                                  ("import sys\n", "import sys\nfrom pathlib import Path\n")],
+     "REPRO_CRASH=2 で wrong: effects.json を作業フォルダ（2つ目の引数）ではなく、スクリプトを実行したフォルダに書いています"),
+    ("key-error", [("    crash = Crash()\n", "    crash = Crash()\n    {}['x']\n")],
+     "REPRO_CRASH=2 で wrong: スクリプトがエラーで終わりました（終了コード 1、最後の行: level2_repro.py の 64 行目で KeyError: 'x'）"),
+    ("runtime-error-as-crash", [('raise SimulatedCrash(f"REPRO_CRASH={self.target}")', "raise RuntimeError('crash')")],
+     "level2_repro.py の 25 行目で RuntimeError: crash。クラッシュ地点 point の中で出た例外です: 疑似クラッシュは SimulatedCrash を投げ"),
+    ("syntax-error", [("    crash = Crash()\n", "    crash = Crash(\n")], "REPRO_CRASH=2 で wrong: スクリプトがエラーで終わりました（終了コード 1、最後の行: level2_repro.py の 63 行目で SyntaxError: '(' was never closed"),
 ]  # fmt: skip
 
 
@@ -963,11 +1347,34 @@ def test_level2_wrong_repro_fails_naming_the_mistake(tmp_path, name, swaps, frag
     assert fragment in verdict.problems[0], verdict.report()
 
 
-def test_level2_repro_skeleton_is_unanswered_naming_its_todo(tmp_path):
+def test_level2_repro_skeleton_is_unanswered_naming_every_todo(tmp_path):
     shutil.copy(ROOT / "exercises" / "level2_repro.py", tmp_path / "level2_repro.py")
     verdict = check_level2_repro(tmp_path / "level2_repro.py")
     assert verdict.missing and not verdict.problems
-    assert "TODO 2: run_tool_uses_wrong がまだです" in verdict.report()
+    expected = "TODO 1: Crash.point、TODO 2: run_tool_uses_wrong、TODO 3: run_tool_uses_fixed がまだです"
+    assert expected in verdict.report()
+
+
+def test_level2_repro_given_the_notebook_says_it_wants_the_script(tmp_path):
+    notebook = tmp_path / "level2_reversed_ledger.ipynb"
+    notebook.write_text("{}", encoding="utf-8")
+    verdict = check_level2_repro(notebook)
+    expected = (
+        "✗ level2_reversed_ledger.ipynb は Python スクリプト（.py）ではありません。TODO を埋めた level2_repro.py を"
+        "渡してください"
+    )
+    assert verdict.problems == [expected]
+
+
+def test_show_repro_prints_the_kill_line_once_and_the_script_error(tmp_path, capsys, monkeypatch):
+    repro_variant(tmp_path, ("        sys.exit(137)", "        sys.exit(0)"))
+    monkeypatch.chdir(tmp_path)
+    show_repro("level2_repro.py")
+    out = capsys.readouterr().out
+    assert out.count("[kill] REPRO_CRASH=3 で疑似キル") == 2  # once for each order
+    repro_variant(tmp_path, ("    crash = Crash()\n", "    crash = Crash()\n    {}['x']\n"))
+    show_repro("level2_repro.py")
+    assert "level2_repro.py の 64 行目で KeyError: 'x'" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("given", [None, Ellipsis, 42, "missing.py", "."])
@@ -1063,8 +1470,12 @@ def test_run_child_keeps_the_first_characters_and_counts_the_rest():
 
 def test_notebooks_state_the_time_limits_the_checks_use():
     level2 = (ROOT / "solutions" / "level2_reversed_ledger.md").read_text(encoding="utf-8")
-    assert f"**各実行は {TIME_LIMIT_S} 秒で打ち切ります**" in level2
-    assert f"**各実行を {SCRIPT_TIME_LIMIT_S} 秒で打ち切り**" in level2
+    assert f"最大 {MAX_RUNS} 回" in level2 and f"**その1回ごとに {TIME_LIMIT_S} 秒で打ち切ります**" in level2
+    assert f"合わせて {len(STEPS)} 回走らせ、そのあと `--resume` を 2 回実行します。" in level2
+    assert (
+        f"**その1回ごとに {SCRIPT_TIME_LIMIT_S} 秒で打ち切ります**（チェック全体の制限ではありません）"
+        in level2
+    )
     assert f"最初の {OUTPUT_LIMIT:,} 文字まで" in level2
 
 

@@ -7,6 +7,7 @@ itself only on request, show_answers=True), and any other shape a sentence sayin
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from .answers import (  # noqa: F401  (the notebooks import the vocabulary from 
     RERUN,
     Question,
     show,
+    unwrap,
 )
 from .sandbox import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S
 
@@ -78,6 +80,9 @@ class Verdict:
 
     def grade(self, question: Question, given: object, truth: object, hint: str = "") -> None:
         """One answer against the truth: ✓, … (unanswered), or ✗ with a hint (and the answer only on request)."""
+        given, note = unwrap(given, question.what)
+        if note:
+            self.notes.append(note)
         value, problem = question.read(given)
         if problem:
             self.fail(f"{question.what}: {problem}")
@@ -124,10 +129,15 @@ def internal_error(title: str, err: BaseException) -> Verdict:
     """A check that failed by itself still answers with a Verdict, never a traceback."""
     verdict = Verdict(title)
     verdict.fail(
-        f"チェック自体が失敗しました（{type(err).__name__}: {str(err)[:200]}）。あなたの答えのせいとは限りません。"
-        "もう一度実行し、直らなければ講師に知らせてください"
+        f"チェック自体が失敗しました（{type(err).__name__}: {no_paths(str(err))[:200]}）。あなたの答えのせいとは"
+        "限りません。もう一度実行し、直らなければ講師に知らせてください"
     )
     return verdict
+
+
+def no_paths(text: str) -> str:
+    """A message without the absolute paths of the check's scratch folders (only the last part of each path)."""
+    return re.sub(r"(?:/[^/\s'\"）)]+)+/([^/\s'\"）)]+)", r"\1", text)
 
 
 def crash_then_look(workdir: Path, label: str | None, listeners=(), **blocks) -> dict:

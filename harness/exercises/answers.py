@@ -119,11 +119,33 @@ class Question:
                 if loose(alias) == loose(word):
                     return value, None
             if self.prefix:
+                named = self.named(text)
+                if len(named) > 1:
+                    both = " と ".join(self.words.get(v, repr(v)) for v in named)
+                    return (
+                        None,
+                        f"{show(given)} は {both} の{len(named)}つを挙げています。1つだけ選んでください",
+                    )
                 for alias, value in sorted(self.aliases.items(), key=lambda a: -len(a[0])):
                     rest = loose(word)[len(loose(alias)) :]
                     if loose(word).startswith(loose(alias)) and rest[:1] in ("(", "[", ":", ".", ")", ","):
                         return value, None
         return None, f"{show(given)} は選択肢にありません（選べるのは {self.offer()}）"
+
+    def named(self, text: str) -> list:
+        """The choices an answer read by prefix names anywhere in it ("B, D" names two, "save_effect → execute_tool"
+        too): a one-letter choice only as a token of its own, a longer one anywhere."""
+        folded = unicodedata.normalize("NFKC", text).casefold()
+        found: list = []
+        for alias, value in self.aliases.items():
+            word = loose(alias)
+            if len(word) == 1:
+                hit = re.search(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])", folded)
+            else:
+                hit = word in loose(text)
+            if hit and value not in found:
+                found.append(value)
+        return found
 
     def offer(self) -> str:
         return " / ".join(
@@ -138,6 +160,11 @@ def read_bool(given: object) -> tuple[object, str | None]:
         return key(given) == "true", None
     if given is None or (isinstance(given, str) and key(given) in NULL_SPELLINGS):
         return None, f"{show(given)} ではなく True か False で答えてください"
+    if isinstance(given, (int, float)) or (isinstance(given, str) and key(given) in ("0", "1")):
+        return (
+            None,
+            f"{show(given)} ではなく True か False で答えてください（0 / 1 ではなく、Python の True / False です）",
+        )
     return None, f"{show(given)} は True / False ではありません。True か False（引用符なし）で答えてください"
 
 
@@ -188,17 +215,27 @@ def keys_problem(given: dict, valid: dict, where: str) -> tuple[dict, list[str]]
     return found, problems
 
 
+def unwrap(given: object, what: str) -> tuple[object, str | None]:
+    """A value a trailing comma turned into a one-element tuple (`x = {...},`), unwrapped, with a note saying so."""
+    if isinstance(given, tuple) and len(given) == 1:
+        return given[0], (
+            f"（{what} が1要素のタプルになっていたので（行末のカンマ）、中身 {show(given[0], 40)} で採点しました。"
+            "カンマを消してください）"
+        )
+    return given, None
+
+
 def shape_problem(given: object, what: str) -> tuple[dict | None, str | None]:
-    """The answer dict, unwrapped from a one-element tuple (a trailing comma), or why it is not a dict at all."""
+    """The answer dict, or why it is not a dict at all (a one-element tuple is unwrapped by unwrap() first)."""
     if isinstance(given, dict):
         return given, None
-    if isinstance(given, (tuple, list)) and len(given) == 1 and isinstance(given[0], dict):
-        return given[0], (
-            f"{what} が dict ではなく {type(given).__name__} になっています（最後の }} のあとにカンマがありませんか）。"
-            "中身は採点しました"
-        )
     if blank(given):
         return None, None
+    if isinstance(given, (tuple, list)) and len(given) == 1 and isinstance(given[0], dict):
+        return None, (
+            f"{what} が dict ではなく {type(given).__name__} になっています（{{...}} を [ ] で囲んでいませんか）。"
+            "dict（{...}）だけを書いてください"
+        )
     return (
         None,
         f"{what} は dict（{{...}}）で書いてください（いまは {type(given).__name__}: {show(given, 60)}）",

@@ -7,9 +7,12 @@ The rule, part by part, and the run that would show each part broken:
 - once: every call executed exactly once in a clean run, and never twice across a crash and --resume;
 - atomically: every change to effects.json seen by an audit hook and a held descriptor (a rename onto it, never
   written in place or removed first), and no temp file left behind;
-- keyed by tool_use_id: the ledger's keys, and a response with two tool_use blocks;
+- keyed by tool_use_id: the ledger's keys, and a response with two tool_use blocks (each recorded under its own id);
+- one at a time, in order, the response left as it was: tools that overlap (threads) and blocks run out of the
+  response's order are refused, and so is a change to the content handed in (it is already in messages);
 - nothing for a failure: each tool made to fail with ToolError (is_error returned, nothing recorded);
-- alert, not is_error, when the ledger write fails: the write made to fail like a full disk after write_report;
+- alert, not is_error, when the ledger write fails: the write made to fail like a full disk after write_report; the
+  alert is what went to stderr, an alert event or a logging warning, and it names the call (or the ledger);
 - and the three crash moments on each tool (as it starts, right after it returns, after the record but before
   point B), each resumed with the lesson's reconcile, which must take the lesson's branch.
 Each run, and each resume after a kill, happens in a fresh forked child with a time limit (sandbox.py), so nothing
@@ -24,9 +27,9 @@ from pathlib import Path
 
 from ..texts import DONE_OK, DONE_UNKNOWN, RECONCILE_LINES
 from ..tools import READ_ONLY
-from . import Verdict, internal_error, scratch_dir
+from . import Verdict, internal_error, no_paths, scratch_dir
 from .answers import MISSING, show
-from .probe import FAIL_TEXT, TASK_CALLS, prepare_child, scenario, two_blocks
+from .probe import FAIL_TEXT, TASK_CALLS, TWO_BLOCKS, prepare_child, scenario, two_blocks
 from .probe import resume as resume_run
 from .sandbox import OUTPUT_LIMIT, TIME_LIMIT_S, can_fork, run_steps
 
@@ -49,6 +52,9 @@ def _plans() -> list[tuple[str, tuple | None, bool, str]]:
 
 
 PLANS = _plans()
+# How many times a check runs the function at most, each in its own child process with its own time limit: every
+# plan once, and the --resume after each kill.
+MAX_RUNS = len(PLANS) + sum(1 for _, _, resumes, _ in PLANS if resumes)
 
 GROUPS = {
     "clean": "通常の実行（クラッシュなし）: 3つのツールがそれぞれ1回だけ実行され、台帳には本物の結果が "
@@ -62,7 +68,8 @@ GROUPS = {
     "fail": "各ツールが失敗する（ToolError、3つとも）: is_error の tool_result を返し、台帳には何も記録しない",
     "ledger_fails": "write_report のあと台帳の書き込みが失敗する（ディスクがいっぱい）: is_error にせず本物の結果を返し、"
     "アラートを上げた",
-    "two_blocks": "1つの応答に tool_use が2つ（text ブロックつき）: 両方を1回ずつ実行して記録し、tool_result を2つ返した",
+    "two_blocks": "1つの応答に tool_use が2つ（text ブロックつき、書いてから読み返す）: content の順に1つずつ実行して"
+    "記録し、tool_result を2つ返した",
 }
 TOOL_OF = {tid: tool for _, tool, tid in TASK_CALLS}
 ID_OF = {tool: tid for _, tool, tid in TASK_CALLS}
@@ -77,14 +84,15 @@ def label(name: str) -> str:
         "kill_before_b": f"{tool} の記録のあと、地点Bの前に落として --resume",
         "fail": f"{tool} が失敗する（ToolError）",
         "ledger_fails": f"{tool} のあと台帳の書き込みが失敗する（ディスクがいっぱい）",
-        "two_blocks": "1つの応答に tool_use が2つ（text ブロックつき）",
+        "two_blocks": "1つの応答に tool_use が2つ（write_report で書いてから read_notes で読み返す）",
     }[kind]
 
 
 def check_fix(run_tool_uses, time_limit: float = TIME_LIMIT_S, show_answers: bool = False, use_fork=None):
     verdict = Verdict(TITLE, show_answers, "check_level2_fix(show_answers=True)")
     verdict.notes.append(
-        f"（各実行は {time_limit:g} 秒で打ち切ります。無限ループでもカーネルは止まりません）"
+        f"（チェックは関数を最大 {MAX_RUNS} 回、1回ずつ別のプロセスで走らせ、その1回ごとに {time_limit:g} 秒で"
+        "打ち切ります。無限ループでもカーネルは止まりません）"
     )
     problem = _shape(run_tool_uses)
     if problem == "missing":
@@ -139,6 +147,7 @@ def _shape(fn) -> str | None:
 
 def _step(name: str, fn, base: Path, time_limit: float, use_fork):
     """One run in a fresh child process (nothing the function kept in memory survives into the next run)."""
+    base.mkdir(parents=True, exist_ok=True)  # even if an earlier run's code removed it
     outcomes = run_steps(
         [(name, fn)], time_limit=time_limit, cwd=base, prepare=prepare_child, use_fork=use_fork
     )
@@ -172,10 +181,14 @@ def _run(verdict: Verdict, learner, base: Path, time_limit: float, use_fork) -> 
                 else:
                     facts["resume"] = after.facts
                     outcome.output_total += after.output_total
-        problem = _judge(outcome, time_limit)
+        notes: list[str] = []
+        problem = _judge(outcome, time_limit, notes)
         if problem == "not_implemented":
             verdict.unanswered("修正版 run_tool_uses", "まだ書かれていません（NotImplementedError）")
             return
+        for note in notes:
+            if note not in verdict.notes:
+                verdict.notes.append(note)
         if problem:
             verdict.fail(f"{label(name)}: {problem}")
             _show_output(verdict, outcome, failed=True)
@@ -206,7 +219,7 @@ def _show_output(verdict: Verdict, outcome, failed: bool) -> None:
 # -- judging one run ------------------------------------------------------------------------------------------------
 
 
-def _judge(outcome, time_limit: float) -> str | None:
+def _judge(outcome, time_limit: float, notes: list[str]) -> str | None:
     if outcome.timed_out:
         tail = (
             "（この環境では止められないので、カーネルを再起動してください）" if outcome.still_running else ""
@@ -217,11 +230,19 @@ def _judge(outcome, time_limit: float) -> str | None:
         return f"実行中にプロセスが終わってしまいました（{outcome.died}）。sys.exit や os._exit を呼んでいませんか"
     f = outcome.facts
     if f.get("internal_error"):
-        return f"チェック自体が失敗しました（{f['internal_error']}）。講師に知らせてください"
-    if f.get("error") and f["error"]["type"] == "NotImplementedError" and outcome.name == "clean":
+        return f"チェック自体が失敗しました（{no_paths(f['internal_error'])}）。講師に知らせてください"
+    calls = f.get("calls", [])
+    if outcome.name == "clean" and calls and calls[0].get("raised") == "NotImplementedError":
         return "not_implemented"
     kind, _, tool = outcome.name.partition(":")
-    problem = _calls_problem(f)
+    problem = (
+        _gone(f)
+        or _gone(f.get("resume") or {})
+        or _concurrent(f)
+        or _changed_content(f)
+        or _calls_problem(f)
+        or _order(f)
+    )
     if problem:
         return problem
     if kind == "clean":
@@ -229,15 +250,25 @@ def _judge(outcome, time_limit: float) -> str | None:
     if kind == "two_blocks":
         return _judge_two_blocks(f)
     if kind == "fail":
-        return _judge_fail(f, tool)
+        return _judge_fail(f, tool, notes)
     if kind == "ledger_fails":
         return _judge_ledger_fails(f, tool, outcome)
     return _judge_kill(f, kind, tool)
 
 
-def _error(e: dict) -> str:
+def _error(e: dict, f: dict | None = None) -> str:
     first = e["message"].splitlines()[0] if e["message"] else ""
     text = f"{e['type']}: {first}" if first else e["type"]
+    if e["type"] == "SystemExit":
+        text = (
+            f"あなたのコードが sys.exit({first}) でプロセスを終わらせようとしました（SystemExit）。run_tool_uses は"
+            "プロセスを終わらせず、tool_result のリストを返します"
+        )
+    elif e["type"] == "KeyboardInterrupt":
+        text = "あなたのコードが KeyboardInterrupt を起こしました（チェックは Ctrl-C を送っていません）"
+    call = _raising_call(f) if f else None
+    if call:
+        text = f"{call}で {text}"
     if e.get("where"):
         text += f"（あなたのコードの {e['where']['line']} 行目: {e['where']['code']}）"
     if e["type"] == "APIError":
@@ -248,10 +279,75 @@ def _error(e: dict) -> str:
     elif e["type"] == "TypeError" and "execute_tool" in e["message"]:
         text += "。execute_tool は execute_tool(run, block) で呼びます"
     elif " at が" in e["message"]:
-        text += "。at は run.clock()（ミリ秒の整数）です"
+        text += "。at は run.clock() が返すミリ秒の整数です"
+    elif "function" in e["message"] and "JSON" in e["message"]:
+        text += "。台帳に書く値に関数そのものが入っていませんか（たとえば at に、時計を呼んだ値ではなく時計そのもの）"
     elif e["type"] in ("KeyError", "TypeError") and "text" in e["message"]:
         text += "。type が tool_use のブロックだけを扱ってください"
     return text
+
+
+def _raising_call(f: dict) -> str | None:
+    """Which call of the function raised ("3 回目の呼び出し（write_report のターン）"), when it was not the first."""
+    for call in f.get("calls", []):
+        if "raised" in call and call.get("number", 1) > 1:
+            names = [TOOL_OF.get(i, i) for i in call["ids"]]
+            return f"{call['number']} 回目の呼び出し（{', '.join(names)} のターン）"
+    return None
+
+
+def _gone(f: dict) -> str | None:
+    if f.get("workdir_gone"):
+        return (
+            "作業フォルダ（run.workdir）がなくなりました。あなたのコードが消していませんか（shutil.rmtree など）。"
+            "作業フォルダにはチェックポイントと台帳があり、再開はそれを読みます"
+        )
+    return None
+
+
+def _concurrent(f: dict) -> str | None:
+    overlaps = f.get("overlaps") or []
+    if overlaps:
+        order = [i for call in f.get("calls", []) for i in call.get("ids", [])]
+        both = " と ".join(sorted(overlaps[0], key=lambda i: order.index(i) if i in order else len(order)))
+        return (
+            f"{both} のツールが同時に（並行して）実行されました。レッスンの runToolUses は tool_use ブロックを"
+            "1つずつ順に実行します。save_effect の「台帳を読む→1件足す→書き戻す」は同時に走ると、互いの記録を"
+            "上書きして消してしまいます — 見直す: レッスン「副作用台帳」の for ループ"
+        )
+    return None
+
+
+def _changed_content(f: dict) -> str | None:
+    for call in f.get("calls", []):
+        if call.get("changed_content"):
+            return (
+                f"run_tool_uses が受け取った content を書き換えました（{call['changed_content']}）。content はモデルの"
+                "応答そのもので、すでに messages に入っている assistant のメッセージです。書き換えは地点Bで "
+                "checkpoint.json に保存され、次の呼び出しでモデルにも送られます — content は読むだけにして、結果は"
+                "新しい tool_result のリストで返します"
+            )
+    return None
+
+
+def _order(f: dict) -> str | None:
+    """Each call's tool_use blocks started in the order the response lists them."""
+    for call in f.get("calls", []):
+        started = []
+        for r in _ran(f):
+            if r["id"] in call["ids"] and r["id"] not in started:
+                started.append(r["id"])
+        expected = [i for i in call["ids"] if i in started]
+        if len(started) > 1 and started != expected:
+            why = (
+                "（レポートを書いてから読み返す）" if call["ids"] == [b["id"] for b in TWO_BLOCKS[1:]] else ""
+            )
+            return (
+                f"tool_use ブロックを content とは違う順（{' → '.join(started)}）で実行しました。レッスンの "
+                "runToolUses は content の順に1つずつ実行します。順序には意味があります: この応答は "
+                f"{' → '.join(expected)} の順{why}で、逆にすると結果が変わります"
+            )
+    return None
 
 
 def _calls_problem(f: dict) -> str | None:
@@ -277,7 +373,7 @@ def _calls_problem(f: dict) -> str | None:
             hint = "（ループの途中で return していませんか）" if 0 < len(ids) < len(call["ids"]) else ""
             return (
                 f"run_tool_uses に渡した tool_use は {call['ids']} なのに、返った tool_result の tool_use_id は "
-                f"{ids} でした{hint}。すべての tool_use に、tool_use_id が block['id'] の tool_result を1つずつ返します"
+                f"{ids} でした{hint}。すべての tool_use に、その id を tool_use_id にした tool_result を1つずつ返します"
             )
     return None
 
@@ -299,6 +395,20 @@ def _ran(f: dict, by: str = "learner") -> list[dict]:
 
 def _outputs(f: dict) -> dict:
     return {r["id"]: r.get("output") for r in f.get("runs", []) if r.get("outcome") == "ran"}
+
+
+def _text(content: object) -> object:
+    """A tool_result's content as text: a string, or the API's other form, a list of text blocks, joined."""
+    if (
+        isinstance(content, list)
+        and content
+        and all(
+            isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+            for b in content
+        )
+    ):
+        return "".join(b["text"] for b in content)
+    return content
 
 
 def _ledger_data(ledger: dict | None) -> dict:
@@ -332,8 +442,10 @@ def _exec_counts(f: dict, ids: list[str]) -> str | None:
             )
     if not _ran(f) and _results(f):
         return (
-            "チェックが用意したツール（run.tool_impls）が一度も呼ばれませんでした。ツールは execute_tool(run, block)"
-            "（または run.tool_impls[名前](run.workdir, 入力)）で実行してください"
+            "チェックが用意したツールが一度も呼ばれませんでした（tool-runs.log も空です）。チェックは run の中の"
+            "ツール（run.tool_impls）を差し替えて、実行・失敗・クラッシュを観察します。ツールは "
+            "execute_tool(run, block) か run.tool_impls[block['name']](run.workdir, block['input']) で実行して"
+            "ください（それ以外の道で実行すると、チェックからは見えません）"
         )
     for tid in ids:
         if counts[tid] == 0:
@@ -383,22 +495,47 @@ def _segments(log: list) -> Counter:
     return writes
 
 
-def _ledger_problem(ledger: dict, ids: list[str], outputs: dict, cwd_ledger: bool) -> str | None:
+def _writer_error(f: dict) -> str | None:
+    """A ledger write that raised while the function ran (even if the function swallowed it)."""
+    failed = next((e for e in f.get("log", []) if e[0] == "writer_error"), None)
+    if failed is None:
+        return None
+    _, name, kind, message = failed
+    text = f"台帳への書き込み（{name}）がエラーになりました: {kind}: {message}。台帳に書けていません"
+    if "function" in message and "JSON" in message:
+        text += (
+            " — 記録する値に関数そのものが入っていませんか（たとえば at に、時計を呼んだ値ではなく時計そのもの）。"
+            "台帳のレコードは JSON にできる値だけです"
+        )
+    return text
+
+
+def _ever_recorded(f: dict) -> set[str]:
+    """Every tool_use_id the ledger held at some moment the check looked (as each tool started, as each call ended)."""
+    seen: set[str] = set()
+    for r in f.get("runs", []):
+        seen.update(r.get("ledger_keys", []))
+    for call in f.get("calls", []):
+        seen.update(call.get("keys_after", []))
+    return seen
+
+
+def _ledger_problem(f: dict, ledger: dict, ids: list[str], outputs: dict, cwd_ledger: bool) -> str | None:
     """The ledger after a clean run: every call, under its tool_use_id, with the tool's name and real result."""
     state = ledger.get("state")
     if state == "none":
         if cwd_ledger:
             return "effects.json を作業フォルダではなくカレントフォルダに書いています。台帳の場所は run.effects_path です"
         return (
-            "通常の実行のあと、作業フォルダに effects.json がありません（台帳に何も記録していません）。ツールが成功したら"
-            " save_effect(run.effects_path, block['id'], {'name': ..., 'result': output, 'at': run.clock()}) で記録します"
+            "通常の実行のあと、作業フォルダに effects.json がありません（台帳に何も記録していません）。見直す: "
+            "ツールが成功したその瞬間に、tool_use_id をキーにして本物の結果を1件書く（レッスン「副作用台帳」）"
         )
     if state == "unreadable":
         return f"effects.json を JSON として読めません（中身: {show(ledger.get('detail'), 80)}）"
     data = ledger.get("data")
     if isinstance(data, dict) and data and set(data) <= set(ID_OF):
         return (
-            f"台帳のキーがツール名 {sorted(data)} です。キーは tool_use_id（block['id']）です。同じツールを2回呼ぶと、"
+            f"台帳のキーがツール名 {sorted(data)} です。キーはその呼び出しの tool_use_id です。同じツールを2回呼ぶと、"
             "前の記録が上書きされてしまいます"
         )
     if state == "odd":
@@ -409,14 +546,25 @@ def _ledger_problem(ledger: dict, ids: list[str], outputs: dict, cwd_ledger: boo
     missing = [tid for tid in ids if tid not in data]
     extra = [k for k in data if k not in ids]
     if extra:
-        return f"台帳に tool_use_id ではないキー {extra} があります。キーは block['id'] です"
-    if missing and len(data) == 1:
+        return f"台帳に tool_use_id ではないキー {extra} があります。キーはその呼び出しの tool_use_id です"
+    lost = [tid for tid in missing if tid in _ever_recorded(f)]
+    if lost:
         return (
-            f"通常の実行のあと、台帳には {list(data)} しかありません。前の記録を消して上書きしています — "
-            "見直す: save_effect は台帳全体を読み（load_effects）、1件足して書き戻す"
+            f"{lost} の記録は一度台帳に書かれたのに、通常の実行のあとには消えていました（いまの台帳: {list(data)}）。"
+            "前の記録を消して上書きしています — 見直す: save_effect は台帳全体を読み（load_effects）、1件足して書き戻す"
         )
     if missing:
-        return f"通常の実行のあと、台帳に {missing} の記録がありません。ツールが成功したその瞬間に1件ずつ記録します"
+        names = [TOOL_OF.get(tid, tid) for tid in missing]
+        unrecorded = f"{missing}（{', '.join(names)}）"
+        if set(names) <= READ_ONLY:
+            return (
+                f"通常の実行のあと、台帳に {unrecorded}の記録が一度もありませんでした。読み取り専用のツールも記録します"
+                " — 見直す: レッスンの runToolUses は、成功したツールを（副作用の有無にかかわらず）すべて台帳に書く"
+            )
+        return (
+            f"通常の実行のあと、台帳に {unrecorded}の記録が一度もありませんでした。ツールが成功したその瞬間に1件ずつ"
+            "記録します"
+        )
     for tid in ids:
         entry = data[tid]
         name = TOOL_OF.get(tid) or next((r for r in outputs if r == tid), tid)
@@ -445,7 +593,7 @@ def _results_problem(f: dict, ids: list[str], outputs: dict) -> str | None:
             return f"{tid} の tool_result が返っていません"
         if result.get("is_error"):
             return f"{tid} の tool_result が is_error になっています。ツールは成功しました"
-        if result.get("content") != outputs.get(tid):
+        if _text(result.get("content")) != outputs.get(tid):
             return (
                 f"{tid} の tool_result の content が、ツールが返した結果と違います（{show(result.get('content'), 80)}）。"
                 "モデルにはツールの本物の結果を返します"
@@ -456,12 +604,14 @@ def _results_problem(f: dict, ids: list[str], outputs: dict) -> str | None:
 def _judge_clean(f: dict) -> str | None:
     ids = [tid for _, _, tid in TASK_CALLS]
     if f["error"]:
-        return f"通常の実行でエラーになりました: {_error(f['error'])}"
+        return f"通常の実行でエラーになりました: {_error(f['error'], f)}"
     outputs = _outputs(f)
     return (
         _exec_counts(f, ids)
+        or _wrong_key(f)
         or _before_execution(f)
-        or _ledger_problem(f["ledger"], ids, outputs, f.get("cwd_ledger", False))
+        or _writer_error(f)
+        or _ledger_problem(f, f["ledger"], ids, outputs, f.get("cwd_ledger", False))
         or _atomic(f)
         or _results_problem(f, ids, outputs)
         or (None if f["final"] == DONE_OK else f"通常の実行の締めくくりが {show(f['final'])} でした")
@@ -469,11 +619,11 @@ def _judge_clean(f: dict) -> str | None:
 
 
 def _judge_two_blocks(f: dict) -> str | None:
-    ids = ["toolu_p1", "toolu_p2"]
+    ids = [b["id"] for b in TWO_BLOCKS if b["type"] == "tool_use"]
     if f["error"]:
-        return f"エラーになりました: {_error(f['error'])}"
+        return f"エラーになりました: {_error(f['error'], f)}"
     returned = [r.get("tool_use_id") for r in _results(f).values()]
-    if returned != ids:
+    if sorted(map(str, returned)) != sorted(ids):
         return (
             f"tool_use が2つの応答に、tool_result が {returned} しか返りませんでした。すべての tool_use ブロックに"
             "対の tool_result を返します（ループの途中で return していませんか）"
@@ -481,12 +631,35 @@ def _judge_two_blocks(f: dict) -> str | None:
     outputs = _outputs(f)
     return (
         _exec_counts(f, ids)
+        or _wrong_key(f)
         or _before_execution(f)
         or _recorded_late(f)
-        or _ledger_problem(f["ledger"], ids, outputs, False)
+        or _writer_error(f)
+        or _ledger_problem(f, f["ledger"], ids, outputs, False)
         or _atomic(f)
         or _results_problem(f, ids, outputs)
     )
+
+
+def _wrong_key(f: dict) -> str | None:
+    """A tool's result recorded under another call's tool_use_id (content[-1]["id"], a loop variable gone stale):
+    as a tool starts, the ledger already holds its id, with the result of a tool that ran before it."""
+    outputs: dict = {}
+    for r in _ran(f):
+        record = (r.get("ledger_at_start") or {}).get(r["id"])
+        if isinstance(record, dict):
+            source = next(
+                (tid for tid, out in outputs.items() if tid != r["id"] and record.get("result") == out), None
+            )
+            if source:
+                return (
+                    f"{source} の結果が、まだ実行していない {r['id']} のキーで台帳に書かれていました（{r['id']} が始まった"
+                    f"瞬間の effects.json）。キーはその呼び出し自身の tool_use_id です — 見直す: 記録するとき、"
+                    "いま実行したブロックの id を使っているか（別のブロックの id になっていませんか）"
+                )
+        if r.get("outcome") == "ran":
+            outputs[r["id"]] = r.get("output")
+    return None
 
 
 def _recorded_late(f: dict) -> str | None:
@@ -515,11 +688,17 @@ def _judge_kill(f: dict, kind: str, tool: str) -> str | None:
     }[kind]
     if not f["killed"]:
         return (
-            f"エラーになりました: {_error(f['error'])}"
+            f"エラーになりました: {_error(f['error'], f)}"
             if f["error"]
             else f"{tool} が一度も実行されませんでした"
         )
     error = f["error"]
+    if f.get("killed_in_thread") and not (error and error["ours"]):
+        return (
+            f"チェックは{where}にプロセスを落としました（疑似キル）が、それはあなたの関数が始めた別のスレッドの中で起き、"
+            "関数は止まらずに続きました。本物のキルはプロセス全体を止めます — 見直す: レッスンの runToolUses は"
+            "ツールを別スレッドに出さず、ループの中で1つずつ順に実行する"
+        )
     if error is None:
         return (
             f"チェックは{where}にプロセスを落としました（疑似キル）が、あなたの関数はそれを捕まえて続行しました。本物の"
@@ -528,7 +707,7 @@ def _judge_kill(f: dict, kind: str, tool: str) -> str | None:
         )
     if not error["ours"]:
         return (
-            f"{where.strip()}の疑似キルのあと、あなたのコードから別のエラーが出ました（{_error(error)}）。落ちたあとに"
+            f"{where.strip()}の疑似キルのあと、あなたのコードから別のエラーが出ました（{_error(error, f)}）。落ちたあとに"
             " finally や except で何かをしていませんか"
         )
     at_kill = _ledger_data(f["ledger_at_kill"])
@@ -558,7 +737,7 @@ def _judge_kill(f: dict, kind: str, tool: str) -> str | None:
     if resume is None:
         return "--resume まで進めませんでした"
     if resume["error"]:
-        return f"--resume がエラーになりました: {_error(resume['error'])}"
+        return f"--resume がエラーになりました: {_error(resume['error'], resume)}"
     branches = [e[1].get("branch") for e in resume.get("events", []) if e[0] == "reconcile"]
     expected = "hit" if kind == "kill_before_b" else "rerun" if tool in READ_ONLY else "unknown"
     if branches != [expected]:
@@ -589,7 +768,7 @@ def _judge_kill(f: dict, kind: str, tool: str) -> str | None:
     return None
 
 
-def _judge_fail(f: dict, tool: str) -> str | None:
+def _judge_fail(f: dict, tool: str, notes: list[str]) -> str | None:
     tid = ID_OF[tool]
     result = _results(f).get(tid)
     if f["error"] and f["error"]["type"] == "ToolError":
@@ -604,7 +783,7 @@ def _judge_fail(f: dict, tool: str) -> str | None:
         )
     if result is None:
         if f["error"]:
-            return f"{tool} が失敗したあと、エラーになりました: {_error(f['error'])}"
+            return f"{tool} が失敗したあと、エラーになりました: {_error(f['error'], f)}"
         return (
             f"失敗した {tid} の tool_result が返っていません。すべての tool_use に対の tool_result が必要です"
         )
@@ -613,10 +792,16 @@ def _judge_fail(f: dict, tool: str) -> str | None:
             f"失敗した {tid} の tool_result に is_error: True がありません（{show(result, 100)}）。モデルに失敗を"
             "正直に伝えます"
         )
-    if FAIL_TEXT not in str(result.get("content")):
+    content = _text(result.get("content"))
+    if not isinstance(content, str) or not content.strip():
         return (
-            f"失敗した {tid} の tool_result の content にエラーの内容がありません（{show(result.get('content'), 80)}）。"
-            "レッスンでは f'ツール実行エラー: {err}' です"
+            f"失敗した {tid} の tool_result の content が空です（{show(result.get('content'), 80)}）。is_error だけでは"
+            "モデルに何が起きたのか伝わりません — 見直す: レッスンの catch (err) が content に入れているもの"
+        )
+    if FAIL_TEXT not in content:
+        notes.append(
+            f"（メモ: 失敗した {tid} の tool_result の content（{show(content, 60)}）に、例外のメッセージが入っていません。"
+            "レッスンのようにエラーの内容を入れると、モデルが何を直せばよいか分かります。合否には影響しません）"
         )
     recorded = _ledger_data(f["ledger"]).get(tid)
     if recorded is not None or f["ledger"].get("state") == "odd":
@@ -625,7 +810,7 @@ def _judge_fail(f: dict, tool: str) -> str | None:
             "記録しません（記録すると、再開が「実行済み」と誤って判定します）"
         )
     if f["error"]:
-        return f"{tool} が失敗したあと、エラーになりました: {_error(f['error'])}"
+        return f"{tool} が失敗したあと、エラーになりました: {_error(f['error'], f)}"
     return None
 
 
@@ -638,7 +823,7 @@ def _judge_ledger_fails(f: dict, tool: str, outcome) -> str | None:
                 f"台帳の書き込みが失敗した（{f['error']['type']}）とき、例外がループの外まで出ました。{tool} の副作用は"
                 "もう起きています: 例外で止めず、アラートを上げて、本物の結果を tool_result で返してください"
             )
-        return f"エラーになりました: {_error(f['error'])}"
+        return f"エラーになりました: {_error(f['error'], f)}"
     if not refused:
         return (
             None  # the function wrote its record by a route the check cannot make fail; nothing to judge here
@@ -652,17 +837,34 @@ def _judge_ledger_fails(f: dict, tool: str, outcome) -> str | None:
             "すでに起きているので嘘になり、モデルは新しい tool_use_id で再試行して副作用が重複します — 見直す: "
             "レッスンは台帳の書き込みだけを別の try で囲み、アラートを上げるだけにする"
         )
-    if result.get("content") != _outputs(f).get(tid):
+    if _text(result.get("content")) != _outputs(f).get(tid):
         return f"台帳の書き込みが失敗したとき、{tid} の tool_result に本物の結果を返していません"
-    log = f.get("log", [])
-    first = next(i for i, e in enumerate(log) if e[0] == "ledger" and e[1] == "refused")
-    printed_at = log[first][3]
-    alerted = any(e[0] == "alert" for e in log[first:]) or any(
-        e[0] == "return" and e[1] > printed_at for e in log[first:]
+    heard = next((c["heard"] for c in f.get("calls", []) if c.get("heard")), None) or {}
+    if any(_names_the_failure(text, tid) for text in [heard.get("stderr", ""), *heard.get("alerts", [])]):
+        return None
+    said = [t.strip() for t in [heard.get("stderr", ""), *heard.get("alerts", [])] if t.strip()]
+    printed = heard.get("stdout", "").strip()
+    head = f"{tool}（{tid}）のあと台帳の書き込みが失敗しましたが、"
+    revisit = (
+        " — 見直す: レッスンの runToolUses の2つ目の try/catch（副作用はもう起きているので、人間が対処できるよう"
+        "アラートを上げる。レッスンは console.error）"
     )
-    if not alerted:
+    if said:
         return (
-            "台帳の書き込みの失敗を黙って握りつぶしています。人間が確認できるよう、アラートを上げてください（例: "
-            "print(..., file=sys.stderr) か run.emit('ledger_write_failed', id=..., error=...)）"
+            head
+            + f"そのあとの知らせ（{show(said[0][-80:], 90)}）は、どの呼び出し（tool_use_id）の記録が失敗したのかを"
+            "言っていません。アラートには tool_use_id（または「台帳」の失敗であること）を入れます" + revisit
         )
-    return None
+    if printed:
+        return (
+            head + f"標準エラーにもアラートのイベントにも知らせがありませんでした（標準出力に出た行: "
+            f"{show(printed.splitlines()[-1][-80:], 90)}）。ふつうの出力に混ぜず、標準エラーかアラートのイベント"
+            "で知らせます" + revisit
+        )
+    return head + "何も知らせずに握りつぶしています。人間が確認できるよう、アラートを上げます" + revisit
+
+
+def _names_the_failure(text: str, tid: str) -> bool:
+    """An alert worth the name: it says which call's record failed, or that it is the ledger."""
+    folded = text.casefold()
+    return tid in text or "台帳" in text or "ledger" in folded or "effects.json" in folded

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..lab import summary
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, MOMENT_NAMES, MOMENTS, TOOL_LOG_FILE
-from . import Verdict, crash_and_resume, crash_then_look, internal_error, scratch_dir
+from . import Verdict, crash_and_resume, crash_then_look, internal_error, no_paths, scratch_dir
 from .answers import (
     BRANCH_WORDS,
     FROM_NOTEBOOK,
@@ -26,6 +26,7 @@ from .answers import (
     loose,
     shape_problem,
     show,
+    unwrap,
 )
 from .sandbox import can_fork, run_steps
 
@@ -158,7 +159,7 @@ def look(moment: object = None, tool: object = None) -> None:
             print(f"{m}（{MOMENT_NAMES[m]}）で {t} のターン（{turn} ターン目）に落ちた直後のディスク:")
             print(summary(Path(tmp)))
     except Exception as err:  # noqa: BLE001 (never a traceback in the learner's notebook)
-        print(f"表示できませんでした（{type(err).__name__}: {err}）。もう一度実行してください")
+        print(f"表示できませんでした（{type(err).__name__}: {no_paths(str(err))}）。もう一度実行してください")
 
 
 def check_level1(
@@ -179,6 +180,9 @@ def check_level1(
 
 def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
     verdict = Verdict(TITLE, show_answers, "check_level1(show_answers=True)")
+    answers, note = unwrap(answers, "answers")
+    if note:
+        verdict.notes.append(note)
     sheet, problem = shape_problem(answers, "answers")
     if problem:
         verdict.fail(problem)
@@ -198,7 +202,7 @@ def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
             questions = {
                 "pendingToolUse": (
                     Question(f"{where}: {QUESTIONS['pendingToolUse']}", "word",
-                             {PENDING_CALL: "PENDING_CALL", NULL: "NULL"}, {"PENDING_CALL": PENDING_CALL}),
+                             {PENDING_CALL: "PENDING_CALL", NULL: "NULL"}, pending_aliases(t)),
                     "ディスクでは: checkpoint.json の messages に "
                     + (f"{tool_use_id} の tool_result がすでに入っています" if seen["result_in_messages"]
                        else f"{tool_use_id} の tool_result はまだありません")
@@ -218,7 +222,10 @@ def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
                 ),
             }  # fmt: skip
             for q, (question, hint) in questions.items():
-                verdict.grade(question, cell.get(q, MISSING), seen[q], hint)
+                given = cell.get(q, MISSING)
+                if q == "pendingToolUse":
+                    given = _pending_as_word(verdict, given, question.what)
+                verdict.grade(question, given, seen[q], hint)
     one, two = truth[("①", "write_report")], truth[("②", "write_report")]
     same_disk = one["files"] == two["files"]
     same_recovery = one["reconcile"] == two["reconcile"]
@@ -262,10 +269,35 @@ def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
     return verdict
 
 
+OTHER_CALL = "別のターンの呼び出し"
+
+
+def pending_aliases(tool: str) -> dict:
+    """pendingToolUse answered by the call itself: this turn's tool name or tool_use_id is PENDING_CALL; another
+    turn's is a wrong answer of its own (graded with the hint, not "not a choice")."""
+    aliases = {"PENDING_CALL": PENDING_CALL}
+    for name, (_, tool_use_id) in LOOK_TOOLS.items():
+        aliases[name] = aliases[tool_use_id] = PENDING_CALL if name == tool else OTHER_CALL
+    return aliases
+
+
+def _pending_as_word(verdict: Verdict, given: object, what: str) -> object:
+    """pendingToolUse answered with the object itself ({"id", "name", "input"}): read as that call, with a note."""
+    if isinstance(given, dict) and isinstance(given.get("id", given.get("name")), str):
+        verdict.notes.append(
+            f"（{what}: pendingToolUse の中身 {show(given, 60)} で答えたので、その呼び出しとして読みました）"
+        )
+        return given.get("id", given.get("name"))
+    return given
+
+
 def _sub(verdict: Verdict, given: object, valid: dict, where: str) -> dict:
     """A nested answer dict (a moment's row, a tool's cell), its keys matched loosely; {} when it is not a dict."""
     if blank(given):
         return {}
+    given, note = unwrap(given, where)
+    if note:
+        verdict.notes.append(note)
     table, problem = shape_problem(given, where)
     if problem:
         verdict.fail(problem)

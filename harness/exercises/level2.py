@@ -23,6 +23,8 @@ from .answers import (
     key,
     keys_problem,
     shape_problem,
+    show,
+    unwrap,
 )
 from .fixcheck import check_fix
 from .repro import check_repro, show_repro_runs
@@ -78,6 +80,9 @@ def check_level2_diagnosis(diagnosis: object = FROM_NOTEBOOK, *, show_answers: b
 
 def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
     verdict = Verdict(DIAGNOSIS_TITLE, show_answers, "check_level2_diagnosis(show_answers=True)")
+    diagnosis, note = unwrap(diagnosis, "diagnosis")
+    if note:
+        verdict.notes.append(note)
     sheet, problem = shape_problem(diagnosis, "diagnosis")
     if problem:
         verdict.fail(problem)
@@ -112,7 +117,14 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
         f"ディスクでは: write_report が始まった瞬間の effects.json に toolu_03 が{'ありました' if recorded else 'ありませんでした'}。"
         "見直す: run_tool_uses_prod のループの中の2行の順序",
     )
-    result = given.get("recorded_result", MISSING)
+    result, note = unwrap(given.get("recorded_result", MISSING), "recorded_result")
+    if note:
+        verdict.notes.append(note)
+    if isinstance(result, dict) and "result" in result:
+        verdict.notes.append(
+            f"（recorded_result: 台帳のレコード全体 {show(result, 60)} で答えたので、その result で採点しました）"
+        )
+        result = result["result"]
     if isinstance(result, str) and ("プレースホルダ" in result or "placeholder" in key(result)):
         verdict.fail(
             f"そのとき台帳に書かれる result: あなたの答え={result!r} — その通りプレースホルダですが、ここでは "

@@ -7,20 +7,32 @@ makes on effects.json (opened for writing in place, replaced by a rename, remove
 like a full disk; and every time anything happens, effects.json is opened and held, so a file rewritten in place
 shows up as changed bytes behind a held descriptor, whatever route the write took.
 
+Also seen: tools that run at the same time (threads), the content the function was handed changed in place, what it
+wrote to stderr or raised as an alert after a failed ledger write, and errors the ledger writer raised even when the
+function swallowed them (the writer and the other routes to the tools are watched in the child).
+
 The audit hook is installed only in the forked child, which exits when the check ends.
 """
 
 from __future__ import annotations
 
+import copy
 import errno
 import json
 import logging
 import os
 import sys
+import threading
 import traceback
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 
+import harness
+
+from .. import checkpoint as checkpoint_module
+from .. import ledger as ledger_module
+from .. import tools as tools_module
 from ..checkpoint import save_checkpoint
 from ..crash import SimulatedCrash
 from ..files import parse_json
@@ -31,6 +43,10 @@ from ..scene import effects_problem
 from ..tools import TOOL_IMPLS, TOOL_SCHEMAS, ToolError
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, FIXED_TIME_MS, REPORT_FILE, TOOL_LOG_FILE
 from .sandbox import plain
+
+# How long a tool started from another thread waits for a second tool to start beside it: a function that runs
+# tools concurrently (a thread pool) shows it every time, not only when the threads happen to overlap.
+HOLD_S = 0.3
 
 # The task's calls, as the scripted model names them: (turn, tool, tool_use_id).
 TASK_CALLS = ((1, "read_notes", "toolu_01"), (2, "count_words", "toolu_02"), (3, "write_report", "toolu_03"))
@@ -67,7 +83,11 @@ class _AlertHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         watch = _CURRENT[0]
         if watch is not None and watch.inside:
-            watch.log.append(["alert", "logging"])
+            try:
+                message = record.getMessage()
+            except Exception:  # noqa: BLE001 (a learner's odd format string)
+                message = str(record.msg)
+            watch.log.append(["alert", "logging", message[:300]])
 
 
 def prepare_child() -> None:
@@ -80,6 +100,84 @@ def prepare_child() -> None:
     os.fsync = lambda fd: None
     logging.getLogger().addHandler(_AlertHandler(logging.WARNING))
     warnings.simplefilter("always")  # a warning the kernel has shown once still reaches the captured stderr
+    warnings.showwarning = (
+        _show_warning  # to stderr, even where the parent records them (pytest, catch_warnings)
+    )
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+class _RunTools(Mapping):
+    """Stands in for harness.TOOL_IMPLS in the child: while the learner's function runs, the scenario's watched tools
+    (so the lesson's toolImpls[block.name](block.input), written as TOOL_IMPLS[name](run.workdir, input), is seen)."""
+
+    def __getitem__(self, name):
+        watch = _CURRENT[0]
+        if watch is not None and watch.inside and name in watch.wrapped:
+            return watch.wrapped[name]
+        return TOOL_IMPLS[name]
+
+    def __iter__(self):
+        return iter(TOOL_IMPLS)
+
+    def __len__(self) -> int:
+        return len(TOOL_IMPLS)
+
+
+def _spy(name: str, fn):
+    """A ledger writer that notes the error it raised while the learner's function ran (even if the function then
+    swallows it), so the check can name it."""
+
+    def spy(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except BaseException as err:
+            watch = _CURRENT[0]
+            if watch is not None and watch.inside and not watch.armed and not isinstance(err, SimulatedCrash):
+                watch.log.append(["writer_error", name, type(err).__name__, _no_paths(str(err))[:200]])
+            raise
+
+    spy.__wrapped__ = fn
+    return spy
+
+
+def _tool_spy(name: str):
+    def tool(workdir, input):
+        return _RunTools()[name](workdir, input)
+
+    return tool
+
+
+def watch_learner_routes(learner) -> None:
+    """In the forked child only (it changes modules for good): the ways a learner may reach the tools or the ledger
+    writer besides run.tool_impls and execute_tool (harness.TOOL_IMPLS, tools.write_report, save_effect,
+    write_json_atomic; through a module or a name in the notebook) go through the check's watched versions."""
+    swaps: dict[int, object] = {id(TOOL_IMPLS): _RunTools()}
+    places = [(harness, "TOOL_IMPLS"), (tools_module, "TOOL_IMPLS")]
+    for name in TOOL_IMPLS:
+        swaps[id(TOOL_IMPLS[name])] = _tool_spy(name)
+        places.append((tools_module, name))
+    for module, name in ((ledger_module, "save_effect"), (checkpoint_module, "write_json_atomic")):
+        original = getattr(module, name)
+        swaps[id(original)] = _spy(name, original)
+        places += [(module, name), (harness, name)]
+    for module, name in places:
+        value = getattr(module, name, None)
+        if id(value) in swaps:
+            setattr(module, name, swaps[id(value)])
+    names = getattr(learner, "__globals__", None)
+    if isinstance(names, dict):
+        for attr, value in list(names.items()):
+            if id(value) in swaps:
+                names[attr] = swaps[id(value)]
+
+
+def _no_paths(text: str) -> str:
+    from . import no_paths
+
+    return no_paths(text)
 
 
 class Watch:
@@ -103,6 +201,12 @@ class Watch:
         self.held: list[tuple[int, bytes]] = []
         self.ledger_at_kill: object = None
         self.disk_at_kill: dict[str, bytes] = {}
+        self.wrapped = self.tools()
+        self.caller: threading.Thread | None = None  # the thread the learner's function was called in
+        self.killed_in_thread = False  # the kill landed in a thread the learner's function started
+        self.running: list[str] = []  # the tools running right now
+        self.overlaps: list[list[str]] = []
+        self.turn = threading.Condition()
 
     # -- observation --------------------------------------------------------------------------------------------
 
@@ -123,7 +227,7 @@ class Watch:
             if target is None:
                 return
             if self.armed and (target.parent == self.workdir or target.name.startswith("effects")):
-                self.log.append(["ledger", "refused", target.name, _output_total()])
+                self.log.append(["ledger", "refused", target.name, _output_total(), *_written()])
                 raise OSError(errno.ENOSPC, "No space left on device", str(target.name))
             if target == self.effects:
                 self.log.append(["ledger", "in_place"])
@@ -131,7 +235,7 @@ class Watch:
             source, target = self.resolve(args[0]), self.resolve(args[1])
             if target == self.effects:
                 if self.armed:
-                    self.log.append(["ledger", "refused", EFFECTS_FILE, _output_total()])
+                    self.log.append(["ledger", "refused", EFFECTS_FILE, _output_total(), *_written()])
                     raise OSError(errno.ENOSPC, "No space left on device", EFFECTS_FILE)
                 self.log.append(["ledger", "replace", source.name if source else "?"])
             elif source == self.effects:
@@ -177,6 +281,14 @@ class Watch:
             return {"state": "odd", "detail": problem, "data": plain(data)}
         return {"state": "ok", "data": plain(data, limit=4000)}
 
+    def data(self) -> dict:
+        """The ledger's records as they are now ({} when there is none or it cannot be read)."""
+        try:
+            data = json.loads(self.effects.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return plain(data, limit=4000) if isinstance(data, dict) else {}
+
     def keys(self) -> list[str]:
         """The tool_use_ids effects.json holds right now."""
         try:
@@ -190,7 +302,7 @@ class Watch:
         if event.kind not in HARNESS_EVENTS or event.kind in ("reconcile", "done", "tool_error"):
             self.events.append([event.kind, plain(event.data)])
         if self.inside and event.kind not in HARNESS_EVENTS:
-            self.log.append(["alert", event.kind])
+            self.log.append(["alert", "event", f"{event.kind} {plain(event.data)}"[:300]])
 
     # -- the wrapped pieces ----------------------------------------------------------------------------------
 
@@ -203,24 +315,47 @@ class Watch:
     def tools(self) -> dict:
         return {name: self._wrap(name, impl) for name, impl in TOOL_IMPLS.items()}
 
+    def _enter(self, tool_use_id: str) -> None:
+        """A tool starts: note any tool still running beside it. In a call with several tool_use blocks, one started
+        from another thread than the learner's function waits a moment for a second one, so tools run concurrently
+        always overlap here (not only when the threads happen to)."""
+        with self.turn:
+            self.running.append(tool_use_id)
+            if len(self.running) > 1:
+                self.overlaps.append(list(self.running))
+            self.turn.notify_all()
+            foreign = self.caller is not None and threading.current_thread() is not self.caller
+            if self.inside and foreign and len(self.ids) > 1:
+                self.turn.wait_for(lambda: len(self.running) > 1, timeout=HOLD_S)
+
+    def _leave(self, tool_use_id: str) -> None:
+        with self.turn:
+            if tool_use_id in self.running:
+                self.running.remove(tool_use_id)
+
     def _wrap(self, name: str, impl):
         def tool(workdir, input):
             tool_use_id = self.ids.get(name) if self.inside else TASK_IDS.get(name)
             self.observe()
             entry = {"name": name, "id": tool_use_id, "by": "learner" if self.inside else "harness"}
-            entry["ledger_keys"] = self.keys()
+            entry["ledger_at_start"] = self.data()
+            entry["ledger_keys"] = list(entry["ledger_at_start"])
             entry["ledger_had_id"] = tool_use_id in entry["ledger_keys"]
             entry["after_kill"] = self.killed
             self.runs.append(entry)
             self.log.append(["exec_start", tool_use_id])
-            if self._fires("fail", name):
-                entry["outcome"] = "failed"
-                self.log.append(["exec_failed", tool_use_id])
-                raise ToolError(FAIL_TEXT)
-            if self._fires("kill_start", name):
-                entry["outcome"] = "killed"
-                self._die()
-            output = impl(workdir, input)
+            self._enter(tool_use_id)
+            try:
+                if self._fires("fail", name):
+                    entry["outcome"] = "failed"
+                    self.log.append(["exec_failed", tool_use_id])
+                    raise ToolError(FAIL_TEXT)
+                if self._fires("kill_start", name):
+                    entry["outcome"] = "killed"
+                    self._die()
+                output = impl(workdir, input)
+            finally:
+                self._leave(tool_use_id)
             entry["outcome"], entry["output"] = "ran", plain(output, limit=4000)
             self.log.append(["exec_end", tool_use_id])
             self.observe()
@@ -234,6 +369,7 @@ class Watch:
 
     def _die(self) -> None:
         self.killed = True
+        self.killed_in_thread = self.caller is not None and threading.current_thread() is not self.caller
         self.ledger_at_kill = self.ledger()
         self.disk_at_kill = _files(self.workdir)
         raise self.kill
@@ -244,6 +380,7 @@ class Watch:
         now = _files(self.workdir)
         if now == self.disk_at_kill:
             return False
+        self.workdir.mkdir(parents=True, exist_ok=True)
         for name in set(now) - set(self.disk_at_kill):
             (self.workdir / name).unlink()
         for name, data in self.disk_at_kill.items():
@@ -264,10 +401,12 @@ class Watch:
     def learner_call(self, run, content, *rest, **kwargs):
         blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
         self.ids = {b["name"]: b["id"] for b in blocks}
-        call = {"ids": [b["id"] for b in blocks], "after_kill": self.killed}
+        call = {"ids": [b["id"] for b in blocks], "after_kill": self.killed, "number": len(self.calls) + 1}
         self.calls.append(call)
         self.log.append(["call", call["ids"]])
         self.observe()
+        before = copy.deepcopy(content)
+        self.caller = threading.current_thread()
         self.inside = True
         try:
             returned = self.learner(run, content, *rest, **kwargs)
@@ -277,18 +416,35 @@ class Watch:
         finally:
             self.inside = False
             self.armed = False
+            call["changed_content"] = content_change(before, content)
+            call["heard"] = self.heard()
         self.log.append(["return", _output_total()])
         call["type"] = type(returned).__name__
         call["returned"] = plain(returned, limit=4000)
+        call["keys_after"] = self.keys()
         self.observe()
         return returned
+
+    def heard(self) -> dict | None:
+        """After a refused ledger write in this call: what the function wrote to stderr and stdout since, and the
+        alerts (events, logging) it raised since."""
+        refused = next((e for e in self.log if e[0] == "ledger" and e[1] == "refused"), None)
+        if refused is None:
+            return None
+        at = self.log.index(refused)
+        out_mark, err_mark = refused[4:6] if len(refused) >= 6 else (0, 0)
+        return {
+            "stderr": _since(sys.stderr, err_mark),
+            "stdout": _since(sys.stdout, out_mark),
+            "alerts": [e[2] for e in self.log[at:] if e[0] == "alert"],
+        }
 
     # -- driving one run --------------------------------------------------------------------------------------
 
     def drive(self, resume: bool = False) -> dict:
         """run_agent in this scenario's folder with the learner's run_tool_uses; what came of it."""
         run = Run(
-            self.workdir, clock=lambda: FIXED_TIME_MS, listeners=[self.listener], tool_impls=self.tools()
+            self.workdir, clock=lambda: FIXED_TIME_MS, listeners=[self.listener], tool_impls=self.wrapped
         )
         facts: dict = {"error": None, "final": None}
         try:
@@ -300,17 +456,19 @@ class Watch:
                 run_tool_uses=self.learner_call,
                 save_checkpoint=self.save_checkpoint,
             )
-        except BaseException as err:
+        except BaseException as err:  # noqa: BLE001 (a KeyboardInterrupt or SystemExit here is the learner's own)
             facts["error"] = describe(err, ours=err is self.kill)
-            if isinstance(err, KeyboardInterrupt):
-                raise
             if err is self.kill:
                 facts["acted_after_kill"] = self.undo_after_kill()
         facts["in_place"] = self.rewritten_in_place()
+        facts["overlaps"] = self.overlaps
         facts.update(self.disk())
         return facts
 
     def disk(self) -> dict:
+        if not self.workdir.is_dir():
+            return {"workdir_gone": True, "ledger": {"state": "none"}, "tool_log": [], "report": False,
+                    "cwd_ledger": False, "stray": []}  # fmt: skip
         log = _text(self.workdir / TOOL_LOG_FILE)
         return {
             "ledger": self.ledger(),
@@ -323,7 +481,7 @@ class Watch:
         }
 
     def take(self) -> dict:
-        """The timeline so far (and start a new one, for the resume)."""
+        """The timeline so far."""
         taken = {"runs": self.runs, "calls": self.calls, "log": self.log, "events": self.events}
         self.runs, self.calls, self.log, self.events = [], [], [], []
         return taken
@@ -337,8 +495,15 @@ def describe(err: BaseException, ours: bool = False) -> dict:
             where = {"line": frame.lineno, "code": frame.line.strip()[:200]}
             break
     message = str(err)
-    for folder in {os.getcwd(), os.path.realpath(os.getcwd())}:  # the check's scratch folder: no paths shown
+    try:
+        here = os.getcwd()
+    except OSError:  # the learner's code removed the folder the child runs in
+        here = None
+    for folder in (
+        {here, os.path.realpath(here)} if here else ()
+    ):  # the check's scratch folder: no paths shown
         message = message.replace(folder + os.sep, "")
+    message = _no_paths(message)
     return {
         "type": type(err).__name__,
         "message": message[:400],
@@ -356,12 +521,55 @@ def _temp_like(name: str) -> bool:
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    try:
+        return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    except FileNotFoundError:  # the learner's code removed the folder
+        return {}
 
 
 def _output_total() -> int:
     """How many characters the child has printed so far (its sys.stdout is the sandbox's Capture)."""
     return getattr(sys.stdout, "total", 0)
+
+
+def _written() -> tuple[int, int]:
+    """How many characters the child has written to stdout and to stderr so far (sandbox Streams)."""
+    return getattr(sys.stdout, "written", 0), getattr(sys.stderr, "written", 0)
+
+
+def _since(stream, mark: int) -> str:
+    since = getattr(stream, "since", None)
+    return since(mark)[-600:] if since else ""
+
+
+def content_change(before: list, after: object) -> str | None:
+    """How the function changed the response's content it was handed (it is the assistant message already in
+    messages, saved at point B), in words; None when it is unchanged."""
+    if after == before:
+        return None
+    if not isinstance(after, list):
+        return "content そのものが別の値になりました"
+    kinds = [b.get("type") if isinstance(b, dict) else type(b).__name__ for b in before]
+    now = [b.get("type") if isinstance(b, dict) else type(b).__name__ for b in after]
+    if len(now) != len(kinds):
+        gone = [k for k in dict.fromkeys(kinds) if now.count(k) < kinds.count(k)]
+        new = [k for k in dict.fromkeys(now) if now.count(k) > kinds.count(k)]
+        parts = [f"{k} ブロックが消えました" for k in gone] + [f"{k} ブロックが増えました" for k in new]
+        return "、".join(parts) or f"ブロックの数が {len(kinds)} から {len(now)} に変わりました"
+    for old, block in zip(before, after):
+        if old == block:
+            continue
+        name = old.get("id") or old.get("type") if isinstance(old, dict) else repr(old)[:40]
+        if isinstance(old, dict) and isinstance(block, dict):
+            added = [k for k in block if k not in old]
+            changed = [k for k in old if k in block and block[k] != old[k]]
+            removed = [k for k in old if k not in block]
+            for keys, how in ((added, "に {} が足されました"), (changed, "の {} が書き換えられました"),
+                              (removed, "から {} が消されました")):  # fmt: skip
+                if keys:
+                    return f"{name} のブロック" + how.format(", ".join(repr(k) for k in keys))
+        return f"{name} のブロックが書き換えられました"
+    return "ブロックの並びが変わりました"
 
 
 def _read_fd(fd: int) -> bytes:
@@ -384,12 +592,15 @@ def _text(path: Path) -> str | None:
 
 def scenario(learner, folder: Path, plan: tuple | None) -> dict:
     """One run of the real loop with the learner's function under `plan` (a kill, a failure, or nothing)."""
+    if _PREPARED:
+        watch_learner_routes(learner)
     watch = Watch(folder, learner, plan)
     _CURRENT[0] = watch
     try:
         facts = watch.drive()
         facts["ledger_at_kill"] = watch.ledger_at_kill
         facts["killed"] = watch.killed
+        facts["killed_in_thread"] = watch.killed_in_thread
         facts.update(watch.take())
         return facts
     finally:
@@ -398,6 +609,8 @@ def scenario(learner, folder: Path, plan: tuple | None) -> dict:
 
 def resume(learner, folder: Path) -> dict:
     """--resume in a folder a killed run left (run in a new process, like a real resume: nothing in memory)."""
+    if _PREPARED:
+        watch_learner_routes(learner)
     watch = Watch(folder, learner)
     _CURRENT[0] = watch
     try:
@@ -408,31 +621,37 @@ def resume(learner, folder: Path) -> dict:
         _CURRENT[0] = None
 
 
+TWO_BLOCKS = [
+    {"type": "text", "text": "レポートを書き出して、読み返して確かめます。"},
+    {"type": "tool_use", "id": "toolu_p1", "name": "write_report",
+     "input": {"path": REPORT_FILE, "content": "営業メモのまとめ（下書き）"}},
+    {"type": "tool_use", "id": "toolu_p2", "name": "read_notes", "input": {"path": REPORT_FILE}},
+]  # fmt: skip
+
+
 def two_blocks(learner, folder: Path) -> dict:
-    """The learner's function called directly with one response holding a text block and two tool_use blocks."""
+    """The learner's function called directly with one response holding a text block and two tool_use blocks: write
+    the report, then read it back (so the order the blocks run in shows)."""
     from ..workdir import start_fresh
 
+    if _PREPARED:
+        watch_learner_routes(learner)
     watch = Watch(folder, learner)
     _CURRENT[0] = watch
-    content = [
-        {"type": "text", "text": "メモを読んで数えます。"},
-        {"type": "tool_use", "id": "toolu_p1", "name": "read_notes", "input": {"path": "sales-notes.txt"}},
-        {"type": "tool_use", "id": "toolu_p2", "name": "count_words", "input": {"path": "sales-notes.txt"}},
-    ]
+    content = copy.deepcopy(TWO_BLOCKS)
     run = Run(
-        watch.workdir, clock=lambda: FIXED_TIME_MS, listeners=[watch.listener], tool_impls=watch.tools()
+        watch.workdir, clock=lambda: FIXED_TIME_MS, listeners=[watch.listener], tool_impls=watch.wrapped
     )
     facts: dict = {"error": None}
     try:
         start_fresh(run)
         watch.learner_call(run, content)
-    except BaseException as err:
+    except BaseException as err:  # noqa: BLE001 (a KeyboardInterrupt or SystemExit here is the learner's own)
         facts["error"] = describe(err)
-        if isinstance(err, KeyboardInterrupt):
-            raise
     finally:
         _CURRENT[0] = None
     facts["in_place"] = watch.rewritten_in_place()
+    facts["overlaps"] = watch.overlaps
     facts.update(watch.disk())
     facts.update(watch.take())
     return facts

@@ -20,27 +20,35 @@ from ..lab import read_text
 from ..lab.process import run_child, run_harness
 from ..texts import DONE_OK, DONE_UNKNOWN, RECONCILE_LINES
 from ..vocab import EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE
-from . import Verdict, internal_error, scratch_dir
+from . import Verdict, internal_error, no_paths, scratch_dir
 from .answers import blank, show
 from .sandbox import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S
 
 TITLE = "レベル2 (d) 再現スクリプト"
 CALLS = ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
+TOOL_NAMES = {c.split()[0] for c in CALLS}
 ORDER_NAMES = {"wrong": "誤った順序", "fixed": "修正した順序"}
 HIT_LINE = f"[resume][reconcile] tool_use_id=toolu_03 name=write_report {RECONCILE_LINES['hit']}"
 UNKNOWN_LINE = f"[resume][reconcile] tool_use_id=toolu_03 name=write_report {RECONCILE_LINES['unknown']}"
 SOLUTION = "解答例は solutions/level2_repro.py です"
-WORK = "work"  # the work folder each run is given, inside its own scratch folder
+WORK = "work"  # the work folder show_repro gives the script (the check gives each run a name of its own)
+HARNESS_FILES = (".harness-workdir", "checkpoint.json", EFFECTS_FILE, TOOL_LOG_FILE)
 
 
-def run_script(script: Path, folder: Path, order: str, n: str | None, time_limit: float):
-    """A fresh copy of the script in folder, run there as `python SCRIPT ORDER work` (REPRO_CRASH=n if given):
+def work_name(order: str, n: str | None) -> str:
+    """The work folder the check passes as sys.argv[2]: different for every run, so a script that ignores its
+    argument and writes to a folder of its own choosing is seen."""
+    return f"work-{order}-{n or 'none'}"
+
+
+def run_script(script: Path, folder: Path, order: str, n: str | None, time_limit: float, work: str = WORK):
+    """A fresh copy of the script in folder, run there as `python SCRIPT ORDER WORK` (REPRO_CRASH=n if given):
     whatever it does to its own folder, it does to a copy, never to the learner's exercises folder."""
     folder.mkdir(parents=True, exist_ok=True)
     copy = folder / script.name
     shutil.copyfile(script, copy)
     return run_child(
-        [sys.executable, copy.name, order, WORK],
+        [sys.executable, copy.name, order, work],
         env={"REPRO_CRASH": n} if n else None,
         cwd=copy.parent,
         timeout=time_limit,
@@ -56,6 +64,46 @@ def last_line(proc) -> str:
 def todo_left(proc) -> str | None:
     found = re.search(r"NotImplementedError: (TODO \d[^\n]*)", proc.stderr)
     return found.group(1) if found else None
+
+
+def todos_in(script: Path) -> list[str]:
+    """Every TODO the script still raises (the template's `raise NotImplementedError("TODO n: ...")` lines)."""
+    try:
+        text = script.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return re.findall(r"""raise\s+NotImplementedError\(\s*["'](TODO \d[^"']*)["']""", text)
+
+
+def script_error(proc) -> str | None:
+    """The script's own failure: the last line of a traceback (or a SyntaxError) that is not the simulated crash,
+    with the script's line it came from."""
+    lines = proc.stderr.strip().splitlines()
+    if not lines or not re.match(r"^[\w.]+(Error|Exception|Exit|Interrupt)\b", lines[-1]):
+        return None
+    if "SimulatedCrash" in lines[-1]:
+        return None
+    where, hint = "", ""
+    for line in reversed(lines):
+        found = re.match(r'\s*File "([^"]+)", line (\d+)(?:, in (\w+))?', line)
+        if found and Path(found.group(1)).suffix == ".py" and "harness" not in Path(found.group(1)).parts:
+            where = f"{Path(found.group(1)).name} の {found.group(2)} 行目で "
+            if found.group(3) == "point":
+                hint = (
+                    "。クラッシュ地点 point の中で出た例外です: 疑似クラッシュは SimulatedCrash を投げ、main がそれを"
+                    "捕まえて 137 で終了します"
+                )
+            break
+    return f"{where}{lines[-1][:200]}{hint}"
+
+
+def elsewhere(folder: Path, work: str) -> list[str]:
+    """Where the script wrote harness files other than its work folder (its own folder, a name it chose)."""
+    found = [name for name in HARNESS_FILES if (folder / name).exists()]
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and p.name != work):
+        if any((sub / name).exists() for name in HARNESS_FILES):
+            found.append(sub.name + "/")
+    return found
 
 
 def _ledger(workdir: Path) -> dict | str:
@@ -81,7 +129,10 @@ def check_repro(
     script: object, time_limit: float = SCRIPT_TIME_LIMIT_S, show_answers: bool = False
 ) -> Verdict:
     verdict = Verdict(TITLE, show_answers, "check_level2_repro(..., show_answers=True)")
-    verdict.notes.append(f"（スクリプトの各実行は {time_limit:g} 秒で打ち切り、作業用のコピーで実行します）")
+    verdict.notes.append(
+        f"（チェックはスクリプトを作業用のコピーで最大 {len(STEPS)} 回、そのあと --resume を2回実行し、その1回ごとに "
+        f"{time_limit:g} 秒で打ち切ります）"
+    )
     if blank(script) or script is None:
         verdict.unanswered(
             "再現スクリプト", "スクリプトのファイル名を渡してください（例: 'level2_repro.py'）"
@@ -94,6 +145,11 @@ def check_repro(
         return verdict
     if not path.is_file():
         verdict.fail(f"{path.name} が見つかりません（この notebook と同じフォルダにありますか）")
+        return verdict
+    if path.suffix != ".py":
+        verdict.fail(
+            f"{path.name} は Python スクリプト（.py）ではありません。TODO を埋めた level2_repro.py を渡してください"
+        )
         return verdict
     try:
         with scratch_dir() as tmp:
@@ -125,12 +181,13 @@ def _check(verdict: Verdict, script: Path, tmp: Path, time_limit: float) -> None
     folders = {}
     for i, (order, n) in enumerate(STEPS):
         folder = tmp / f"{order}-{n or 'none'}"
-        proc = run_script(script, folder, order, n, time_limit)
-        work = folder / WORK
+        proc = run_script(script, folder, order, n, time_limit, work_name(order, n))
+        work = folder / work_name(order, n)
         folders[(order, n)] = work
         problem = _judge_run(order, n, proc, work, time_limit)
         if problem == "todo":
-            verdict.unanswered("再現スクリプト", f"{todo_left(proc)} がまだです")
+            todos = list(dict.fromkeys([*todos_in(script), todo_left(proc)]))
+            verdict.unanswered("再現スクリプト", f"{'、'.join(todos)} がまだです")
             return
         if problem:
             verdict.fail(problem)
@@ -162,14 +219,33 @@ def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -
         return f"{what}: {time_limit:g} 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました"
     if todo_left(proc):
         return "todo"
+    error = script_error(proc)
+    if error and proc.returncode not in (0, 137, -9):
+        return f"{what}: スクリプトがエラーで終わりました（終了コード {proc.returncode}、最後の行: {error}）"
     runs = _runs(work)
     ledger = _ledger(work)
     if isinstance(ledger, str):
         return f"{what}: {ledger}"
-    if not work.exists() or not (runs or ledger or (work / "checkpoint.json").exists()):
+    other = elsewhere(work.parent, work.name)
+    if EFFECTS_FILE in other:
         return (
-            f"{what}: 2つ目の引数の作業フォルダに何も書かれていません。Run(workdir) に sys.argv[2] を渡していますか"
+            f"{what}: effects.json を作業フォルダ（2つ目の引数）ではなく、スクリプトを実行したフォルダに書いています。"
+            "台帳は run.effects_path（作業フォルダの中）に書きます"
+        )
+    if not work.exists() or not (runs or ledger or (work / "checkpoint.json").exists()):
+        if other:
+            return (
+                f"{what}: チェックは作業フォルダとして {work.name!r} を渡しましたが、スクリプトは {', '.join(other)} に"
+                "書きました。作業フォルダは決め打ちせず、2つ目の引数（sys.argv[2]）を使います"
+            )
+        return (
+            f"{what}: 2つ目の引数の作業フォルダに何も書かれていません。作業フォルダに sys.argv[2] を使っていますか"
             f"（終了コード {proc.returncode}、最後の行: {last_line(proc)}）"
+        )
+    if any(k in TOOL_NAMES for k in ledger):
+        return (
+            f"{what}: 台帳のキーがツール名 {sorted(ledger)} です。キーは tool_use_id です（同じツールを2回呼ぶと前の"
+            "記録が上書きされ、reconcile も pendingToolUse の id で台帳を引きます）"
         )
     if n is None:
         if proc.returncode != 0:
@@ -185,10 +261,15 @@ def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -
             return f"{what}: 修正した順序なのに、台帳の result が None（プレースホルダ）のままです"
         return None
     if proc.returncode not in (137, -9):
+        if proc.returncode == 0 and "[kill]" in proc.stdout:
+            return (
+                f"{what}: 疑似クラッシュは起きました（[kill] の行があります）が、終了コードが 0 でした。レッスンの main の"
+                "ように、疑似キルのあとは 137 で終わります（0 は「最後まで走った」という意味です）"
+            )
         if proc.returncode == 0:
             return (
-                f"{what}: 疑似クラッシュせず、最後まで走りました（終了コード 0）。crash.point() を呼んでいますか、"
-                "N 回目で落ちるように数えていますか（落ちたら main が 137 で終了します）"
+                f"{what}: 疑似クラッシュせず、最後まで走りました（終了コード 0）。クラッシュ地点を通るたびに数え、"
+                "N 回目で落ちるようになっていますか（落ちたら main が 137 で終了します）"
             )
         if "Traceback" in proc.stderr:
             return (
@@ -220,11 +301,16 @@ def _where_it_crashed(what: str, order: str, n: int, runs: list[str], ledger: di
         elif recorded == ran and len(ran) == n - 1:
             return (
                 f"{what}: 誤った順序なのに、クラッシュ時の台帳に {tid} がありません。誤った順序は run_tool_uses_prod と"
-                "同じく save_effect が先です（save_effect → crash.point() → execute_tool）"
+                "同じく、ツールを実行する前に台帳へ書き、そのあいだにクラッシュ地点を置きます"
             )
         else:
             landed = len(ran) + 1
         if landed == n:
+            if tid not in ledger:
+                return (
+                    f"{what}: 誤った順序なのに、クラッシュ時の台帳に {tid} がありません。誤った順序は run_tool_uses_prod と"
+                    "同じく、ツールを実行する前に台帳へ書きます"
+                )
             entry = ledger[tid]
             if not isinstance(entry, dict) or entry.get("result") is not None:
                 return (
@@ -296,18 +382,23 @@ def show_repro_runs(
     try:
         _show(Path(script), Path(workdir), time_limit)  # type: ignore[arg-type]
     except Exception as err:  # noqa: BLE001
-        print(f"実行できませんでした（{type(err).__name__}: {err}）")
+        print(f"実行できませんでした（{type(err).__name__}: {no_paths(str(err))}）")
 
 
 def _show(script: Path, workdir: Path, time_limit: float) -> None:
     if not script.is_file():
-        print(f"{script} が見つかりません（この notebook と同じフォルダにありますか）")
+        print(f"{script.name} が見つかりません（この notebook と同じフォルダにありますか）")
+        return
+    if script.suffix != ".py":
+        print(
+            f"{script.name} は Python スクリプト（.py）ではありません。TODO を埋めた level2_repro.py を渡してください"
+        )
         return
     base = workdir / "repro"
     shutil.rmtree(base, ignore_errors=True)
     print(
         f"（{script.name} のコピーを順序ごとに {base.as_posix()}/wrong/ と {base.as_posix()}/fixed/ に置き、"
-        f"そこで実行します。各実行は {time_limit:g} 秒まで）"
+        f"そこで実行します。実行は1回ごとに {time_limit:g} 秒まで）"
     )
     print()
     crashed = {}
@@ -322,8 +413,8 @@ def _show(script: Path, workdir: Path, time_limit: float) -> None:
             )
         if proc.timed_out:
             print(f"（{time_limit:g} 秒で終わらなかったので打ち切りました）")
-        elif proc.returncode not in (137, -9):
-            print(last_line(proc))
+        elif proc.returncode not in (137, -9) and proc.stderr.strip():
+            print(script_error(proc) or proc.stderr.strip().splitlines()[-1][:200])
         print(f"EXIT={proc.returncode}" + ("（SIGKILL で落ちました）" if proc.returncode == -9 else ""))
         crashed[order] = proc.returncode in (137, -9)
         ledger = _ledger(folder / WORK)

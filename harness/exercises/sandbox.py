@@ -90,6 +90,37 @@ class Capture(io.TextIOBase):
         return text, total
 
 
+class Stream(Capture):
+    """sys.stdout or sys.stderr in the child: written into one shared Capture (the learner sees one output, in order),
+    and also kept on its own (the last `limit` characters), so a check can tell an alert on stderr from a print."""
+
+    def __init__(self, shared: Capture, limit: int = OUTPUT_LIMIT) -> None:
+        self.shared = shared
+        super().__init__(limit)
+
+    def reset(self) -> None:
+        self.own = ""
+        self.written = 0
+
+    @property
+    def total(self) -> int:  # the shared count: what a check compares positions with
+        return self.shared.total
+
+    @total.setter
+    def total(self, value: int) -> None:
+        pass
+
+    def write(self, s: str) -> int:
+        n = self.shared.write(s)
+        self.written += len(s)
+        self.own = (self.own + s)[-self.limit :]
+        return n
+
+    def since(self, written: int) -> str:
+        """What was written to stderr after it had `written` characters (as much of it as is kept)."""
+        return self.own[-(self.written - written) :] if self.written > written else ""
+
+
 def plain(value: object, limit: int = 600, depth: int = 0) -> object:
     """A JSON-safe copy of whatever a learner's code produced: strings cut at `limit`, odd objects as their repr."""
     if value is None or isinstance(value, (bool, int, float)):
@@ -137,7 +168,8 @@ def _child(steps: list[Step], cwd: Path, prepare, write_fd: int) -> None:
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
         capture = Capture()
-        sys.stdout = sys.stderr = sys.__stdout__ = sys.__stderr__ = capture
+        sys.stdout = sys.__stdout__ = Stream(capture)
+        sys.stderr = sys.__stderr__ = Stream(capture)
         sys.stdin = sys.__stdin__ = io.StringIO("")
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.chdir(cwd)
