@@ -240,3 +240,20 @@ def shape_problem(given: object, what: str) -> tuple[dict | None, str | None]:
         None,
         f"{what} は dict（{{...}}）で書いてください（いまは {type(given).__name__}: {show(given, 60)}）",
     )
+
+
+def take_sheet(verdict, given: object, what: str, valid: dict) -> dict:
+    """An answer sheet as the checks read it: a trailing comma's tuple unwrapped (with a note), the wrong shape and
+    unknown keys as ✗ lines, a sheet never defined as a note; the answers under the valid keys."""
+    given, note = unwrap(given, what)
+    if note:
+        verdict.notes.append(note)
+    sheet, problem = shape_problem(given, what)
+    if problem:
+        verdict.fail(problem)
+    if given is MISSING:
+        verdict.notes.append(f"（{what} がまだありません。答えのセルを実行しましたか）")
+    found, problems = keys_problem(sheet or {}, valid, what)
+    for p in problems:
+        verdict.fail(p)
+    return found

@@ -26,6 +26,7 @@ from .answers import (
     loose,
     shape_problem,
     show,
+    take_sheet,
     unwrap,
 )
 from .sandbox import can_fork, run_steps
@@ -180,17 +181,7 @@ def check_level1(
 
 def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
     verdict = Verdict(TITLE, show_answers, "check_level1(show_answers=True)")
-    answers, note = unwrap(answers, "answers")
-    if note:
-        verdict.notes.append(note)
-    sheet, problem = shape_problem(answers, "answers")
-    if problem:
-        verdict.fail(problem)
-    if answers is MISSING:
-        verdict.notes.append("（answers がまだありません。答えのセルを実行しましたか）")
-    top, problems = keys_problem(sheet or {}, TOP_KEYS, "answers")
-    for p in problems:
-        verdict.fail(p)
+    top = take_sheet(verdict, answers, "answers", TOP_KEYS)
     truth = observe_all()
     for m in MOMENTS:
         row = _sub(verdict, top.get(m, MISSING), TOOLS, f"answers[{m!r}]")

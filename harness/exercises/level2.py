@@ -21,9 +21,8 @@ from .answers import (
     branch_question,
     from_notebook,
     key,
-    keys_problem,
-    shape_problem,
     show,
+    take_sheet,
     unwrap,
 )
 from .fixcheck import check_fix
@@ -80,17 +79,7 @@ def check_level2_diagnosis(diagnosis: object = FROM_NOTEBOOK, *, show_answers: b
 
 def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
     verdict = Verdict(DIAGNOSIS_TITLE, show_answers, "check_level2_diagnosis(show_answers=True)")
-    diagnosis, note = unwrap(diagnosis, "diagnosis")
-    if note:
-        verdict.notes.append(note)
-    sheet, problem = shape_problem(diagnosis, "diagnosis")
-    if problem:
-        verdict.fail(problem)
-    if diagnosis is MISSING:
-        verdict.notes.append("（diagnosis がまだありません。答えのセルを実行しましたか）")
-    given, problems = keys_problem(sheet or {}, DIAGNOSIS_KEYS, "diagnosis")
-    for p in problems:
-        verdict.fail(p)
+    given = take_sheet(verdict, diagnosis, "diagnosis", DIAGNOSIS_KEYS)
     with scratch_dir() as tmp:
         seen = crash_before_write_report(Path(tmp), run_tool_uses_prod)
     before = seen.get("ledger_when_tool_started", {})
