@@ -122,6 +122,9 @@ def parse_args(argv: list[str]) -> Options:
     if options.database_url and options.engine is None:
         _say(texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url"), sys.stderr)
         raise SystemExit(EXIT_USAGE)
+    if options.engine and (options.parallel or options.idempotent):
+        _say(texts.ENGINE_WITH_SCENARIO, sys.stderr)
+        raise SystemExit(EXIT_USAGE)
     return options
 
 

@@ -124,6 +124,17 @@ BAD_CRASH_PLAN = (
     "CrashPlan({label!r}, {n!r}) では止める瞬間を作れません。\n"
     'ラベルは {labels} のいずれか、回数は 1 以上の整数です（"2" ではなく 2）。'
 )
+# A crash inside the writer is placed right after the save's log line: say that this save never reached the disk.
+WRITER_KILL_NOTES = {
+    "checkpoint-torn-write": "（直前の保存は checkpoint.json.tmp を半分書いたところで止まり、checkpoint.json は前のまま）",
+    "checkpoint-before-rename": "（直前の保存は rename の前で止まり、checkpoint.json は前のまま）",
+    "effects-torn-write": "（直前の台帳の書き込みは effects.json.tmp を半分書いたところで止まり、effects.json は前のまま）",
+    "effects-before-rename": "（直前の台帳の書き込みは rename の前で止まり、effects.json は前のまま）",
+}
+ENGINE_WITH_SCENARIO = (
+    "--engine dbos は --parallel や --idempotent と一緒には使えません（エンジンはレッスンのタスクを走らせます）。\n"
+    "冪等なツールは HARNESS_IDEMPOTENT_TOOLS=1 で選べます。"
+)
 BAD_CRASH_MODE = "CRASH_MODE={value} は読めません。simulated（既定）か sigkill を指定してください。"
 MULTIPLE_TOOL_USES = (
     "モデルが1ターンに {count} 個の tool_use を返しました。このハーネスは宙ぶらりんな呼び出しを1つしか扱えません。\n"
@@ -224,7 +235,9 @@ def format_event(kind: str, data: dict) -> str | None:
         return f"[tool] {data['name']} {data['id']} {TOOL_ERROR_RESULT.format(error=error)}"
     if kind == "crash":
         how = " SIGKILL（本物のキル）" if data.get("mode") == "sigkill" else "疑似キル"
-        return f"[kill] {data['label']} で{how}"
+        inside_writer = data["label"].split(":")[0] in WRITER_KILL_NOTES
+        note = WRITER_KILL_NOTES[data["label"].split(":")[0]] if inside_writer else ""
+        return f"[kill] {data['label']} で{how}{note}"
     if kind == "done":
         return f"[done] {untrusted(data['text'], limit=4000, indent_lines=True)}"
     if kind == "ledger_write_failed":

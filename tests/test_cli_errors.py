@@ -110,3 +110,21 @@ def test_command_line_does_not_import_heavy_libraries(workdir):
     imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
     assert "harness" in imported  # the probe sees the package's own imports
     assert not imported & set(HEAVY)
+
+
+def test_a_kill_inside_the_writer_says_the_save_never_reached_the_disk(workdir):
+    proc = run_cli(workdir, env={"CRASH_AFTER": "checkpoint-before-rename:3"})
+    assert proc.returncode == 137
+    lines = proc.stdout.splitlines()
+    assert lines[-2] == "[turn 2][save A] pending=count_words"  # the save's own line came first
+    assert lines[-1].startswith(
+        "[kill] checkpoint-before-rename:3 で疑似キル（直前の保存は rename の前で止まり"
+    )
+    assert '"turns": 1' in (workdir / "checkpoint.json").read_text(encoding="utf-8")
+
+
+def test_the_engine_does_not_silently_drop_the_scenario_flags(workdir):
+    for flag in ("--parallel", "--idempotent"):
+        proc = run_cli(workdir, "--engine", "dbos", flag)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert "--engine dbos は --parallel や --idempotent と一緒には使えません" in proc.stderr
