@@ -19,12 +19,13 @@ from pathlib import Path
 from . import texts
 from .crash import CrashPlan, SimulatedCrash
 from .errors import HarnessError
+from .files import append_line
 from .lock import hold_workdir
 from .loop import run_agent
 from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
 from .run import Run, wall_clock_ms
 from .tools import TOOL_SCHEMAS
-from .vocab import CHECKPOINT_FILE
+from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, STATE_FILES
 
 DEFAULT_WORKDIR = "harness-work"
 EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
@@ -133,7 +134,7 @@ def clock_from_env(env):
     fixed = env.get("HARNESS_FIXED_TIME_MS")
     if not fixed:
         return wall_clock_ms
-    if not (fixed.isascii() and fixed.isdigit()):
+    if not (fixed.isascii() and fixed.isdigit() and len(fixed) <= 15):
         raise HarnessError(texts.BAD_FIXED_TIME.format(value=texts.untrusted(fixed)))
     return lambda: int(fixed)
 
@@ -148,9 +149,8 @@ STEP_EVENTS = ("save_a", "tool_ran", "effect_written", "save_b", "resume", "reco
 def event_log(path: str):
     """A listener appending each event as one JSON line (HARNESS_EVENTS_FILE): how the Crash Lab watches a process."""
 
-    def write(event) -> None:
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"kind": event.kind, **event.data}, ensure_ascii=False) + "\n")
+    def write(event) -> None:  # never through a planted link, never blocking on a FIFO
+        append_line(Path(path), json.dumps({"kind": event.kind, **event.data}, ensure_ascii=False))
 
     return write
 
@@ -167,11 +167,14 @@ def slow_motion(ms: int):
 
 def listeners_from_env(env) -> list:
     listeners = [texts.print_transcript]
-    if env.get("HARNESS_EVENTS_FILE"):
-        listeners.append(event_log(env["HARNESS_EVENTS_FILE"]))
+    events_file = env.get("HARNESS_EVENTS_FILE")
+    if events_file:
+        if Path(events_file).name in (*STATE_FILES, *CLEANED_BY_A_FRESH_START):
+            raise HarnessError(texts.BAD_EVENTS_FILE.format(value=texts.untrusted(events_file)))
+        listeners.append(event_log(events_file))
     slow = env.get("HARNESS_SLOW_MS")
     if slow:
-        if not (slow.isascii() and slow.isdigit()):
+        if not (slow.isascii() and slow.isdigit() and len(slow) <= 6):
             raise HarnessError(texts.BAD_SLOW_MS.format(value=texts.untrusted(slow)))
         listeners.append(slow_motion(int(slow)))
     return listeners
@@ -195,7 +198,7 @@ def api_deadline_from_env(env) -> float:
         seconds = float(value)
     except ValueError:
         seconds = float("nan")
-    if not (value.isascii() and math.isfinite(seconds) and seconds > 0):
+    if not (value.isascii() and math.isfinite(seconds) and 0 < seconds <= 86400):  # at most a day
         raise HarnessError(texts.BAD_API_DEADLINE.format(value=texts.untrusted(value)))
     return seconds
 
@@ -240,6 +243,12 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         message = texts.API_FAILED.format(kind=kind, status=err.status, message=texts.untrusted(err.message))
         _say(f"エラー: {message}\n{hint}", sys.stderr)
         return EXIT_ERROR
+    except OSError as err:  # a full disk, a read-only folder: ordinary trouble, not a bug
+        if env.get("HARNESS_DEBUG"):
+            raise
+        detail = texts.untrusted(err.strerror or err)
+        _say(f"エラー: {texts.DISK_PROBLEM.format(detail=detail, path=options.workdir)}", sys.stderr)
+        return EXIT_ERROR
     except Exception as err:  # a bug: still no traceback unless asked for
         if env.get("HARNESS_DEBUG"):
             raise
@@ -262,14 +271,17 @@ def _tolerate_any_terminal() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.reconfigure(errors="backslashreplace")
-        except (AttributeError, ValueError):
+        except (AttributeError, ValueError):  # None when started with it closed (`>&-`)
             pass
 
 
 def _say(line: str, stream=None) -> None:
-    """Print a line; a closed or full output is not a reason to fail."""
+    """Print a message (control characters escaped); a closed or full output is not a reason to fail."""
+    stream = stream or sys.stdout
+    if stream is None:  # started with that stream closed (`>&-`)
+        return
     try:
-        print(line, file=stream or sys.stdout, flush=True)
+        print(texts.terminal_safe(line), file=stream, flush=True)
     except (OSError, ValueError):
         pass
 
@@ -277,7 +289,8 @@ def _say(line: str, stream=None) -> None:
 def _exit(code: int) -> None:
     """Exit without Python's complaint about a closed stdout (`| head -1`)."""
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except (OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -149,6 +149,11 @@ EMPTY_WORKDIR = "--workdir が空です。作業フォルダの名前を指定�
 NO_WORKDIR_TO_RESUME = "作業フォルダ {path} がありません。--resume する対象がありません。\n--resume なしで最初から実行してください。"
 BAD_FIXED_TIME = "HARNESS_FIXED_TIME_MS={value} は読めません。\nミリ秒を 0 以上の整数で指定してください。"
 BAD_SLOW_MS = "HARNESS_SLOW_MS={value} は読めません。\n1ステップごとに止まるミリ秒を整数で指定してください。"
+DISK_PROBLEM = (
+    "ディスクに書けませんでした（{detail}）。ディスクの空きと、作業フォルダ {path} に書けるかを確かめてください。\n"
+    "チェックポイントは直前の保存のまま有効です。直ったら --resume で続きから再開できます。"
+)
+BAD_EVENTS_FILE = "HARNESS_EVENTS_FILE={value} はハーネス自身のファイルを指しています。\n作業フォルダの外の別のファイルを指定してください。"
 INTERRUPTED = "[中断] Ctrl-C で止めました。チェックポイントは直前の保存のまま有効です。--resume で続きから再開できます。"
 NO_API_KEY = "エラー: --real には環境変数 ANTHROPIC_API_KEY が必要です（鍵なしならスクリプト化されたモデルで --real を外してください）。"
 API_TIMEOUT = "API の応答がタイムアウトしました"
@@ -245,11 +250,18 @@ def format_event(kind: str, data: dict) -> str | None:
     return None
 
 
+def terminal_safe(text: str) -> str:
+    """A message as it may reach a terminal: every control character (escape sequences, bidi overrides, ...)
+    shown as an escape, except the newlines between the message's own lines."""
+    return "".join(c if c == "\n" or c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def print_transcript(event) -> None:
     """The transcript listener: the lesson's log line for each event on stdout, the ledger alert on stderr."""
     line = format_event(event.kind, event.data)
-    if line is not None:
-        print(line, file=sys.stderr if event.kind == "ledger_write_failed" else sys.stdout, flush=True)
+    stream = sys.stderr if event.kind == "ledger_write_failed" else sys.stdout
+    if line is not None and stream is not None:
+        print(terminal_safe(line), file=stream, flush=True)
 
 
 # ---- Beyond the lesson: the pending set (--parallel) and idempotent tools (--idempotent) -------------------------

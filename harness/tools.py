@@ -16,7 +16,7 @@ from . import texts
 from .errors import HarnessError
 from .files import UnsafeFile, append_line, fsync_folder, read_bytes, write_new_file
 from .scene import tool_use_problem
-from .vocab import NOTES_FILE, OUTPUT_FILES, STATE_FILES, TOOL_LOG_FILE
+from .vocab import DB_FILES, NOTES_FILE, OUTPUT_FILES, STATE_FILES, TOOL_LOG_FILE
 
 
 class ToolError(Exception):
@@ -63,7 +63,8 @@ TOOL_SCHEMAS = [
 
 # Compared case-insensitively: on macOS and Windows, CHECKPOINT.json is the same file as checkpoint.json.
 _HARNESS_NAMES = frozenset(
-    n.casefold() for n in (frozenset(STATE_FILES) | frozenset(OUTPUT_FILES) - {"report.txt"})
+    n.casefold()
+    for n in (frozenset(STATE_FILES) | frozenset(OUTPUT_FILES) - {"report.txt"} | frozenset(DB_FILES))
 )
 
 
@@ -75,11 +76,16 @@ def inside(workdir: Path, relpath: object) -> Path:
     """
     if not isinstance(relpath, str) or not relpath or "\x00" in relpath:
         raise ToolError(texts.BAD_TOOL_INPUT.format(name="path", detail="空でない文字列が必要です"))
-    root = Path(workdir).resolve()
-    lexical = root / relpath
-    if lexical.name in ("", ".", ".."):
-        raise ToolError(texts.PATH_ESCAPES.format(path=relpath))
-    folder = lexical.parent.resolve()
+    try:
+        root = Path(workdir).resolve()
+        lexical = root / relpath
+        if lexical.name in ("", ".", ".."):
+            raise ToolError(texts.PATH_ESCAPES.format(path=relpath))
+        folder = lexical.parent.resolve()
+    except (OSError, RuntimeError) as err:  # a link loop, a name too long
+        raise ToolError(
+            texts.CANNOT_OPEN.format(path=relpath, detail=getattr(err, "strerror", None) or err)
+        ) from None
     if folder != root and root not in folder.parents:
         raise ToolError(texts.PATH_ESCAPES.format(path=relpath))
     target = folder / lexical.name
@@ -117,7 +123,11 @@ def write_report(workdir: Path, input: dict) -> str:
     if not isinstance(content, str):
         raise ToolError(texts.BAD_TOOL_INPUT.format(name="write_report", detail="content は文字列です"))
     path = inside(workdir, input.get("path"))
-    if path.is_dir():
+    try:
+        is_folder = path.is_dir()
+    except OSError as err:  # a name too long
+        raise ToolError(texts.CANNOT_WRITE.format(path=input["path"], detail=err.strerror or err)) from None
+    if is_folder:
         raise ToolError(texts.CANNOT_OPEN.format(path=input["path"], detail="フォルダです"))
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

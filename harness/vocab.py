@@ -77,6 +77,11 @@ BRANCHES = ("hit", "rerun", "unknown")
 # ---- Beyond the lesson: the pending set (--parallel) and idempotent tools (--idempotent) -------------------------
 # The --parallel task's second output (its fresh start removes it, as the lesson's removes report.txt).
 SUMMARY_FILE = "summary.txt"
+# The engine's default system database (--engine dbos) and SQLite's companions beside it.
+DB_FILE = "dbos.sqlite"
+DB_FILES = (DB_FILE, DB_FILE + "-journal", DB_FILE + "-wal", DB_FILE + "-shm")
+# Every name a fresh start of any scenario may remove: in a folder without the marker, none of them may exist.
+CLEANED_BY_A_FRESH_START = (*OUTPUT_FILES, SUMMARY_FILE, *DB_FILES)
 # Checkpoint version 2: the same keys as version 1, except pendingToolUses (an array) instead of pendingToolUse.
 CHECKPOINT_VERSION_2 = 2
 CHECKPOINT_KEYS_2 = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUses")

@@ -8,14 +8,15 @@ from . import texts
 from .errors import HarnessError
 from .files import fsync_folder, write_new_file
 from .tools import ensure_notes
-from .vocab import CHECKPOINT_FILE, MARKER_FILE, OUTPUT_FILES
+from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, MARKER_FILE, OUTPUT_FILES
 
 
 def start_fresh(run) -> None:
     """Remove the previous run's state and outputs (the checkpoint first), so --resume can never revive it.
 
-    Only a folder carrying the harness's marker is cleaned: in any other folder that already holds one of these
-    names, the harness refuses rather than delete a file it did not create.
+    Only a folder carrying the harness's marker is cleaned: in any other folder that already holds one of the names
+    a fresh start of any scenario removes (--parallel's summary.txt and the engine's database included), the harness
+    refuses rather than delete a file it did not create, now or in a later run of another scenario.
     """
     folder = run.workdir
     if os.path.lexists(folder) and not folder.is_dir():
@@ -23,7 +24,7 @@ def start_fresh(run) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / MARKER_FILE
     if not os.path.lexists(marker):
-        found = [name for name in OUTPUT_FILES if os.path.lexists(folder / name)]
+        found = [name for name in CLEANED_BY_A_FRESH_START if os.path.lexists(folder / name)]
         if found:
             raise HarnessError(texts.NOT_OUR_FOLDER.format(path=folder, files=", ".join(found)))
     for name in OUTPUT_FILES:
