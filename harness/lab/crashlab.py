@@ -539,7 +539,7 @@ class CrashLab:
             self._set_status("完了しました" if not resume else "再開して完了しました")
         except SimulatedCrash as crash:
             self.phase = "crashed"
-            self.crash_snapshot = {p.name: p.read_bytes() for p in self.workdir.iterdir() if p.is_file()}
+            self.crash_snapshot = self._disk()
             self._set_status(
                 f"{crash.label} で疑似キルされました（終了コード 137 に相当）。再開を押してください"
             )
@@ -551,7 +551,12 @@ class CrashLab:
             return
         except HarnessError as err:
             self._set_status(str(err).replace("\n", " "))
+            self.refresh()  # nothing was emitted: the views and the facts still show the disk as it is
         self._draw_timeline()
+
+    def _disk(self) -> dict[str, bytes]:
+        """The work folder's files as they are now: what a step-by-step resume starts from, after either crash."""
+        return {p.name: p.read_bytes() for p in self.workdir.iterdir() if p.is_file()}
 
     def _stopper(self, limit: int):
         seen = [0]
@@ -577,6 +582,8 @@ class CrashLab:
             return
         if self.phase == "crashed":
             self.step_phase, self.steps_taken = "resume", 1
+            if self.crash_snapshot is None:  # never wipe a crashed disk that was not kept
+                self.crash_snapshot = self._disk()
         elif self.phase != "stepping":
             self.step_phase, self.steps_taken, self.crash_snapshot = "run", 1, None
         else:
@@ -681,12 +688,13 @@ class CrashLab:
         if running:
             return True
         (code, stderr), by_hand = self.process.outcome(), self.process.killed_by_hand
-        self.process = None
-        self.kill_button.disabled = True
+        self._drop_process()
         if by_hand:
             self.transcript.append_stdout("[kill] 今すぐキル: SIGKILL を送信（講師による）\n")
         if code in (-9, 137):
             self.phase = "crashed"
+            # the disk the kill left, as after a crash in the kernel: "1歩進む" replays the resume from it
+            self.crash_snapshot = self._disk()
             self._set_status(
                 "プロセスは SIGKILL で死にました（シェルなら終了コード 137）。再開を押してください"
             )
@@ -705,5 +713,11 @@ class CrashLab:
             return
         self.process.kill(by_hand=not quiet)
         if quiet:
-            self.process = None
-            self.kill_button.disabled = True
+            self._drop_process()
+
+    def _drop_process(self) -> None:
+        """Forget the finished process (closing its stderr pipe) and turn the kill button off."""
+        if self.process is not None and self.process.popen.stderr is not None:
+            self.process.popen.stderr.close()
+        self.process = None
+        self.kill_button.disabled = True
