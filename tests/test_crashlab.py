@@ -442,7 +442,9 @@ def test_parallel_resume_in_the_middle_of_the_second_turn_mixes_a_ledger_hit_and
     lab.moment.value, lab.turn.value = "after-tool-run", 4  # toolu_03 recorded; toolu_04 ran, not recorded
     lab.run_button.click()
     assert tool_runs(lab.workdir)[-2:] == ["write_report toolu_03", "write_report toolu_04"]
-    assert fact(lab, "write_report")[0].startswith("write_report の実行: 2回（toolu_03: 1回、toolu_04: 1回）")
+    assert fact(lab, "write_report")[0].startswith(
+        "write_report の実行開始: 2回（toolu_03: 1回、toolu_04: 1回）"
+    )
     lab.resume_button.click()
     assert branch_lines(lab) == [
         f"reconcile → tool_use_id=toolu_03 name=write_report {HIT}",

@@ -133,7 +133,7 @@ def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
     """What decides a resume, read from the disk: turns, the pending call(s) (pendingToolUse in version 1,
     pendingToolUses in version 2: the file says which), whether the ledger holds each pending id; and the outside
     world: report.txt (with the idempotency key it carries, if any), summary.txt for the parallel task, and how many
-    times write_report really ran."""
+    times a run of write_report began (its lines in tool-runs.log, written just before the tool runs)."""
     field = "pendingToolUse" if one_call_per_turn(scenario) else "pendingToolUses"
     facts = {"turns": "—", field: "— checkpoint.json なし", "ledger": "—"}
     pending_ids = None
@@ -188,7 +188,7 @@ FACT_LABELS = {
     "ledger": "台帳に pending の id",
     "report": "report.txt",
     "summary": "summary.txt",
-    "write_report": "write_report の実行",
+    "write_report": "write_report の実行開始",
 }
 FACTS_STYLE = "font-size:13px;line-height:1.6;padding:4px 6px;border:1px solid #ccc;background:#f6f8fa"
 MARK_STYLE = "background:#ffe58a;padding:0 2px"
