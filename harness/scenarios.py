@@ -11,6 +11,7 @@ in a folder, shared by the command line, the notebooks, the tests and the Crash 
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -126,7 +127,8 @@ def choose_moment(scenario: str, text: str) -> tuple[str, int, str] | None:
     after printing which LABEL:N the scenario has (a notebook shows a message, never a traceback)."""
     moments = crash_moments(scenario)
     label, _, n = str(text).strip().partition(":")
-    if label in moments and n.strip().isdigit() and 1 <= int(n) <= len(moments[label]):
+    # digits only ("3", or full-width "３"): "①" and "²" are digits to str.isdigit() but no number to int()
+    if label in moments and re.fullmatch(r"[0-9０-９]+", n.strip()) and 1 <= int(n) <= len(moments[label]):
         return label, int(n), moments[label][int(n) - 1]
     print(texts.UNKNOWN_MOMENT.format(text=text))
     # the turn's four moments first, then the writers'

@@ -112,6 +112,63 @@ def test_step_shows_each_event_then_the_crash_then_the_resume(lab):
     assert lab.events[-1].kind == "reconcile" and lab.branch.value.endswith(RERUN)
 
 
+def disk_of(workdir):
+    return {p.name: p.read_bytes() for p in workdir.iterdir() if p.is_file()}
+
+
+def test_step_after_a_real_process_crash_resumes_from_the_disk_the_kill_left(lab):
+    lab.moment.value, lab.turn.value, lab.how.value = "after-tool-run", 3, "sigkill"
+    lab.run_button.click()
+    lab.wait()
+    assert lab.phase == "crashed"
+    killed = disk_of(lab.workdir)
+    lab.how.value = "simulated"
+    lab.step_button.click()  # the first step of the resume: it loads the checkpoint the kill left
+    assert lab.phase == "stepping" and [e.kind for e in lab.events] == ["resume"]
+    assert disk_of(lab.workdir) == killed
+    assert_views_match_disk(lab)
+    assert fact(lab, "pendingToolUse")[0] == "pendingToolUse: write_report (toolu_03)"
+    for _ in range(10):
+        if lab.phase != "stepping":
+            break
+        lab.step_button.click()
+        assert_views_match_disk(lab)
+    assert lab.phase == "done" and "checkpoint.json" not in lab.status.value
+    assert lab.branch.value.endswith(UNKNOWN)
+    assert (lab.workdir / "tool-runs.log").read_text().splitlines().count("write_report toolu_03") == 1
+
+
+def test_a_resume_that_fails_leaves_the_facts_and_the_views_as_the_disk_is(lab):
+    lab.moment.value, lab.turn.value = "after-tool-run", 3
+    lab.run_button.click()
+    assert fact(lab, "pendingToolUse")[0].startswith("pendingToolUse: write_report (toolu_03)")
+    (lab.workdir / "checkpoint.json").unlink()  # gone before the resume: the loader refuses
+    lab.resume_button.click()
+    assert "checkpoint.json が見つかりません" in lab.status.value
+    assert fact(lab, "pendingToolUse")[0].startswith("pendingToolUse: — checkpoint.json なし")
+    assert_views_match_disk(lab)
+
+
+def test_a_resume_or_a_step_with_nothing_to_draw_warns_nothing(tmp_path):
+    import warnings
+
+    lab = CrashLab(tmp_path / "lab", timeline=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lab.resume_button.click()  # an empty folder: no checkpoint, no events for the timeline
+        assert "checkpoint.json が見つかりません" in lab.status.value
+        # killed by hand before the child process has even started Python: a crash with nothing on disk
+        lab.moment.value, lab.how.value = None, "sigkill"
+        lab.run_button.click()
+        lab.kill_button.click()
+        lab.wait()
+        assert lab.phase == "crashed" and not (lab.workdir / "checkpoint.json").exists()
+        lab.how.value = "simulated"
+        lab.step_button.click()  # the step-by-step resume finds no checkpoint either
+        assert "checkpoint.json が見つかりません" in lab.status.value
+        assert fact(lab, "pendingToolUse")[0].startswith("pendingToolUse: — checkpoint.json なし")
+
+
 def test_changed_lines_are_highlighted(lab):
     lab.moment.value, lab.turn.value = "after-save-b", 1
     lab.run_button.click()
@@ -385,7 +442,9 @@ def test_parallel_resume_in_the_middle_of_the_second_turn_mixes_a_ledger_hit_and
     lab.moment.value, lab.turn.value = "after-tool-run", 4  # toolu_03 recorded; toolu_04 ran, not recorded
     lab.run_button.click()
     assert tool_runs(lab.workdir)[-2:] == ["write_report toolu_03", "write_report toolu_04"]
-    assert fact(lab, "write_report")[0].startswith("write_report の実行: 2回（toolu_03: 1回、toolu_04: 1回）")
+    assert fact(lab, "write_report")[0].startswith(
+        "write_report の実行開始: 2回（toolu_03: 1回、toolu_04: 1回）"
+    )
     lab.resume_button.click()
     assert branch_lines(lab) == [
         f"reconcile → tool_use_id=toolu_03 name=write_report {HIT}",

@@ -80,6 +80,65 @@ def test_a_prediction_is_written_before_an_experiment_and_checked_after_it(md):
         )
 
 
+# How a prediction is read (harness.lab.check_prediction): the lesson's own wording of a branch counts as right.
+# The log lines are written out here as the lesson prints them (not read from harness.texts), so a drift shows.
+LESSON_LINES = {
+    "hit": "[resume][reconcile] tool_use_id=toolu_03 name=write_report 台帳ヒット、結果を再利用、再実行しない",
+    "rerun": "[resume][reconcile] tool_use_id=toolu_01 name=read_notes 台帳ミス、読み取り専用ツール、再実行する",
+    "unknown": "[resume][reconcile] tool_use_id=toolu_04 name=write_report 台帳ミスかつ副作用あり、判断不能、is_error を追加",
+}
+
+
+def branch_prediction(prediction, branch):
+    from harness.lab import BRANCH_WORDS, check_prediction
+
+    return check_prediction(prediction, branch, "分岐", accept=BRANCH_WORDS.get(branch, ()))
+
+
+@pytest.mark.parametrize("branch", list(LESSON_LINES))
+def test_a_branch_predicted_with_the_lessons_log_line_or_a_distinctive_part_of_it_is_right(branch, capsys):
+    line = LESSON_LINES[branch]
+    tail = line.split(" ", 3)[3]
+    for prediction in (line, tail, *tail.split("、"), tail.replace("、", ", ")):
+        if prediction == "台帳ミス":  # shared by two branches: says nothing about which
+            continue
+        assert branch_prediction(prediction, branch), prediction
+    for other, other_line in LESSON_LINES.items():
+        if other != branch:
+            assert not branch_prediction(other_line, branch)
+            assert not branch_prediction(other_line.split(" ", 3)[3].split("、")[-1], branch)
+
+
+def test_ledger_miss_alone_is_no_branch(capsys):
+    assert not branch_prediction("台帳ミス", "rerun") and not branch_prediction("台帳ミス", "unknown")
+
+
+@pytest.mark.parametrize(
+    "prediction, actual",
+    [("一", 1), ("二回", 2), ("三 行", 3), ("十", 10), ("〇", 0), ("２つ", 2), ("2回", 2)],
+)
+def test_a_count_may_be_written_in_kanji_or_with_its_unit(prediction, actual, capsys):
+    from harness.lab import check_prediction
+
+    assert check_prediction(prediction, actual, "回数")
+    assert not check_prediction(prediction, actual + 1, "回数")
+
+
+@pytest.mark.parametrize("text", ["after-save-a:①", "after-save-a:²", "after-save-a:", "after-save-a:4", "①"])
+def test_a_try_it_moment_that_is_not_one_prints_the_moments_and_never_raises(text, capsys):
+    from harness.scenarios import choose_moment
+
+    assert choose_moment("lesson", text) is None
+    out = capsys.readouterr().out
+    assert repr(text) in out and "after-save-a:1〜3" in out and "after-tool-run:1〜3" in out
+
+
+def test_a_try_it_moment_in_full_width_digits_is_read(capsys):
+    from harness.scenarios import choose_moment
+
+    assert choose_moment("parallel", "after-tool-run:４")[:2] == ("after-tool-run", 4)
+
+
 @pytest.mark.parametrize("md", NUMBERED_SOURCES, ids=lambda p: p.name)
 def test_there_is_a_try_it_variation(md):
     cells = read_md(md).cells

@@ -7,12 +7,14 @@ harness.lab.crashlab and harness.lab.plots and are imported only there.
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import re
 import shutil
 import unicodedata
 from pathlib import Path
 
+from .. import texts
 from ..run import Event
 from ..texts import format_event, print_transcript  # noqa: F401  (re-exported for notebooks)
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, FIXED_TIME_MS, REPORT_FILE, TOOL_LOG_FILE
@@ -160,7 +162,12 @@ class FileWatch:
         return on_event
 
 
-_UNITS = re.compile(r"^(-?\d+)\s*(回|件|個|つ|行|ターン|bad request.*)?$")
+_UNITS = re.compile(r"^(-?\d+|[〇零一二三四五六七八九十])\s*(回|件|個|つ|行|ターン|bad request.*)?$")
+# counts as a learner may write them in kanji: 〇 (零) to 十
+_KANJI = {"零": 0, **{c: i for i, c in enumerate("〇一二三四五六七八九十")}}
+# a [reconcile] log line pasted whole: what follows the call's id and name is the branch in the lesson's words
+_LOG_PREFIX = re.compile(r"^(?:\[resume\])?\[reconcile\]|^reconcile\s*→")
+_CALL = re.compile(r"^\s*(?:tool_use_id=\S+\s*)?(?:name=\S+\s*)?")
 _WORDS = {
     "true": True,
     "はい": True,
@@ -173,14 +180,21 @@ _WORDS = {
 
 
 def _norm(value: object) -> object:
-    """A prediction as compared: strings without surrounding or full-width spaces and case; "2回" and "400 Bad
-    Request" as numbers; "True"/"はい" as True, "null"/"None"/"なし" as None. Numbers and booleans stay apart."""
+    """A prediction as compared: strings without spaces and case, "," as "、"; "2回", "二回" and "400 Bad Request" as
+    numbers; "True"/"はい" as True, "null"/"None"/"なし" as None; a pasted [reconcile] log line as its branch's words.
+    Numbers and booleans stay apart."""
     if isinstance(value, str):
         text = unicodedata.normalize("NFKC", value).strip().strip("\"'「」").strip().casefold()
         if text in _WORDS:
             return _WORDS[text]
         number = _UNITS.match(text)
-        return int(number.group(1)) if number else text
+        if number:
+            digits = number.group(1)
+            return _KANJI[digits] if digits in _KANJI else int(digits)
+        pasted = _LOG_PREFIX.match(text)
+        if pasted:
+            text = _CALL.sub("", text[pasted.end() :], count=1)
+        return re.sub(r"\s+", "", text).replace(",", "、")  # "is_error を追加" = "is_errorを追加"
     return value
 
 
@@ -211,10 +225,38 @@ def check_prediction(
 
 
 # reconcile's branches in the lesson's words: a prediction written this way is right too (check_prediction's accept=).
-BRANCH_WORDS = {
+# Besides these short words: the branch's whole log line (pasted with or without its "[resume][reconcile]
+# tool_use_id=... name=..." head) and each part of it that no other branch's line holds (a part of the line, or two
+# parts next to each other, e.g. "再実行しない", "is_error を追加", "台帳ヒット、結果を再利用").
+_SHORT_WORDS = {
     "hit": ("台帳ヒット", "ヒット", "再利用"),
     "rerun": ("再実行", "読み取り専用", "読み取り専用の再実行"),
     "unknown": ("判断不能", "is_error", "不明"),
+    "asked-done": ("問い合わせ→実行済み→再利用", "実行済み"),
+    "asked-run": ("問い合わせ→未実行→実行", "未実行"),
+}
+
+
+def _line_words(branch: str, lines: dict[str, str]) -> tuple[str, ...]:
+    """A branch's log line and its distinctive parts: one part, or two next to each other, found in no other line."""
+    parts = lines[branch].split("、")
+    pieces = [lines[branch], *parts, *("、".join(pair) for pair in itertools.pairwise(parts))]
+    others = [line for name, line in lines.items() if name != branch]
+    return tuple(p for p in dict.fromkeys(pieces) if not any(p in line for line in others))
+
+
+# The lesson's three are told apart among themselves (a lesson task never asks by key); the fourth branch's two lines
+# among all five, since their tails are the lesson's ("結果を再利用、再実行しない" is also the ledger hit).
+_ALL_LINES = {**texts.RECONCILE_LINES, **texts.IDEMPOTENT_RECONCILE_LINES}
+BRANCH_WORDS = {
+    **{
+        b: tuple(dict.fromkeys(_SHORT_WORDS[b] + _line_words(b, texts.RECONCILE_LINES)))
+        for b in texts.RECONCILE_LINES
+    },
+    **{
+        b: tuple(dict.fromkeys(_SHORT_WORDS[b] + _line_words(b, _ALL_LINES)))
+        for b in texts.IDEMPOTENT_RECONCILE_LINES
+    },
     "なし": ("reconcile なし", "補完なし"),
 }
 

@@ -133,7 +133,7 @@ def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
     """What decides a resume, read from the disk: turns, the pending call(s) (pendingToolUse in version 1,
     pendingToolUses in version 2: the file says which), whether the ledger holds each pending id; and the outside
     world: report.txt (with the idempotency key it carries, if any), summary.txt for the parallel task, and how many
-    times write_report really ran."""
+    times a run of write_report began (its lines in tool-runs.log, written just before the tool runs)."""
     field = "pendingToolUse" if one_call_per_turn(scenario) else "pendingToolUses"
     facts = {"turns": "—", field: "— checkpoint.json なし", "ledger": "—"}
     pending_ids = None
@@ -188,7 +188,7 @@ FACT_LABELS = {
     "ledger": "台帳に pending の id",
     "report": "report.txt",
     "summary": "summary.txt",
-    "write_report": "write_report の実行",
+    "write_report": "write_report の実行開始",
 }
 FACTS_STYLE = "font-size:13px;line-height:1.6;padding:4px 6px;border:1px solid #ccc;background:#f6f8fa"
 MARK_STYLE = "background:#ffe58a;padding:0 2px"
@@ -539,7 +539,7 @@ class CrashLab:
             self._set_status("完了しました" if not resume else "再開して完了しました")
         except SimulatedCrash as crash:
             self.phase = "crashed"
-            self.crash_snapshot = {p.name: p.read_bytes() for p in self.workdir.iterdir() if p.is_file()}
+            self.crash_snapshot = self._disk()
             self._set_status(
                 f"{crash.label} で疑似キルされました（終了コード 137 に相当）。再開を押してください"
             )
@@ -551,7 +551,12 @@ class CrashLab:
             return
         except HarnessError as err:
             self._set_status(str(err).replace("\n", " "))
+            self.refresh()  # nothing was emitted: the views and the facts still show the disk as it is
         self._draw_timeline()
+
+    def _disk(self) -> dict[str, bytes]:
+        """The work folder's files as they are now: what a step-by-step resume starts from, after either crash."""
+        return {p.name: p.read_bytes() for p in self.workdir.iterdir() if p.is_file()}
 
     def _stopper(self, limit: int):
         seen = [0]
@@ -577,6 +582,8 @@ class CrashLab:
             return
         if self.phase == "crashed":
             self.step_phase, self.steps_taken = "resume", 1
+            if self.crash_snapshot is None:  # never wipe a crashed disk that was not kept
+                self.crash_snapshot = self._disk()
         elif self.phase != "stepping":
             self.step_phase, self.steps_taken, self.crash_snapshot = "run", 1, None
         else:
@@ -681,12 +688,13 @@ class CrashLab:
         if running:
             return True
         (code, stderr), by_hand = self.process.outcome(), self.process.killed_by_hand
-        self.process = None
-        self.kill_button.disabled = True
+        self._drop_process()
         if by_hand:
             self.transcript.append_stdout("[kill] 今すぐキル: SIGKILL を送信（講師による）\n")
         if code in (-9, 137):
             self.phase = "crashed"
+            # the disk the kill left, as after a crash in the kernel: "1歩進む" replays the resume from it
+            self.crash_snapshot = self._disk()
             self._set_status(
                 "プロセスは SIGKILL で死にました（シェルなら終了コード 137）。再開を押してください"
             )
@@ -705,5 +713,11 @@ class CrashLab:
             return
         self.process.kill(by_hand=not quiet)
         if quiet:
-            self.process = None
-            self.kill_button.disabled = True
+            self._drop_process()
+
+    def _drop_process(self) -> None:
+        """Forget the finished process (closing its stderr pipe) and turn the kill button off."""
+        if self.process is not None and self.process.popen.stderr is not None:
+            self.process.popen.stderr.close()
+        self.process = None
+        self.kill_button.disabled = True

@@ -162,7 +162,10 @@ def draw_timeline(events, ax) -> None:
     ax.set_xticks([])
     ax.set_xlabel("時間の流れ（イベントの順）")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=4, fontsize=8, frameon=False)
+    if ax.get_legend_handles_labels()[0]:  # nothing drawn yet (a resume that found no checkpoint): no legend
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=4, fontsize=8, frameon=False)
+    else:
+        ax.text(0.5, 0.5, "（まだイベントがありません）", transform=ax.transAxes, ha="center", color="#888")
 
 
 def timeline_png(events) -> bytes:
