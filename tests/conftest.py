@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from harness.lab.process import child_env
 
 TESTS = Path(__file__).parent
 SPEC_TRANSCRIPTS = (
@@ -19,14 +20,12 @@ SPEC_TRANSCRIPTS = (
 
 def run_cli(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """python -m harness in workdir's parent, as a learner would type it."""
-    full_env = {k: v for k, v in os.environ.items() if k not in ("CRASH_AFTER", "CRASH_MODE")}
-    full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "harness", "--workdir", str(workdir), *args],
         check=False,
         capture_output=True,
         text=True,
-        env=full_env,
+        env=child_env(env),
         timeout=60,
     )
 

@@ -16,7 +16,14 @@ from ..run import Event
 from ..vocab import FIXED_TIME_MS
 
 # Settings a parent may have in its own environment that must never leak into a child it did not ask them for.
-PRIVATE_SETTINGS = ("CRASH_AFTER", "CRASH_MODE", "HARNESS_SLOW_MS", "HARNESS_EVENTS_FILE", "REPRO_CRASH")
+PRIVATE_SETTINGS = (
+    "CRASH_AFTER",
+    "CRASH_MODE",
+    "HARNESS_SLOW_MS",
+    "HARNESS_EVENTS_FILE",
+    "HARNESS_API_DEADLINE_S",
+    "REPRO_CRASH",
+)
 
 
 def child_env(env: dict | None = None) -> dict:
