@@ -54,7 +54,8 @@ def write_report_with_key(workdir: Path, input: dict, key: str) -> str:
 
 
 def lookup_report(workdir: Path, input: dict, key: str) -> str | None:
-    """「呼び出し key は起きたか、結果は何か」にレポート自身が答える。起きた→結果、起きていない→None、分からない→ToolError。"""
+    """「呼び出し key は起きたか、結果は何か」にレポート自身が答える。起きた（キーも本文もこの呼び出しのもの）→結果、
+    起きていない→None、分からない→ToolError。"""
     path = inside(workdir, input.get("path"))
     try:
         text = read_bytes(path).decode("utf-8")
@@ -64,8 +65,9 @@ def lookup_report(workdir: Path, input: dict, key: str) -> str | None:
         detail = getattr(err, "strerror", None) or type(err).__name__
         raise ToolError(texts.LOOKUP_FAILED.format(path=input["path"], key=key, detail=detail)) from None
     first_line, _, body = text.partition("\n")
-    if first_line != texts.IDEMPOTENCY_KEY_LINE.format(key=key):
-        # 別の呼び出しが書いたのか、この呼び出しが書いた後で上書きされたのか: ファイルからは決められない
+    if first_line != texts.IDEMPOTENCY_KEY_LINE.format(key=key) or body != input.get("content"):
+        # 別のキー、または同じキーで中身が違う（キーを使い回した別の呼び出し）。この呼び出しが書いた後で上書きされたのかも
+        # しれない: ファイルからは決められない。「起きていない」と答えて書き直すと、起きていた呼び出しの2回目になりうる
         raise ToolError(texts.LOOKUP_CANNOT_TELL.format(path=input["path"], key=key))
     return texts.REPORT_WRITTEN.format(path=input["path"], chars=len(body))
 

@@ -25,6 +25,10 @@ from harness.vocab import FIXED_TIME_MS
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK_ID = "sales-report"
+WORKFLOW_FAILED_HINT = (
+    "この記録からは再開できません（--resume は同じエラーを返すだけです）。"
+    "原因を確かめてから --resume なしで最初からやり直してください。"
+)
 TOOLS = ("read_notes", "count_words", "write_report")
 
 CLEAN = """\
@@ -285,15 +289,73 @@ def test_an_unknown_engine_or_a_database_url_without_the_engine_is_a_usage_error
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.strip()
 
 
-def test_a_corrupt_system_database_is_refused_and_left_alone(tmp_path):
+def test_a_system_database_that_is_not_one_is_called_damaged_and_left_alone(tmp_path):
     work = tmp_path / "w"
     assert harness(work, env={"CRASH_AFTER": "after-save-a:2"}).returncode == 137
     db = work / "dbos.sqlite"
     db.write_bytes(b"not a database" * 100)
     proc = harness(work, "--resume")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "システムデータベース dbos.sqlite を使えません" in proc.stderr
+    damaged = "システムデータベース dbos.sqlite は壊れています（file is not a database）。"
+    assert proc.stderr.splitlines() == [
+        f"エラー: {damaged}ワークフローの記録を読めないので、再開できません。",
+        "--resume なしで最初からやり直してください（そのとき dbos.sqlite は片付けられます。この実行では何も消していません）。",
+    ]
     assert db.read_bytes() == b"not a database" * 100
+
+
+@pytest.fixture(scope="module")
+def crashed_once(tmp_path_factory):
+    """A work folder killed at ① of turn 2: a real system database with a PENDING workflow, copied by each test."""
+    work = tmp_path_factory.mktemp("crashed") / "w"
+    assert harness(work, env={"CRASH_AFTER": "after-save-a:2"}).returncode == 137
+    return work
+
+
+def plant(path: Path, kind: str, outside: Path) -> None:
+    if path.exists():
+        path.unlink()
+    if kind == "link":
+        path.symlink_to(outside)
+    elif kind == "hardlink":
+        outside.write_bytes(b"")
+        os.link(outside, path)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "said"),
+    [
+        ("dbos.sqlite", "link", "シンボリックリンク"),
+        ("dbos.sqlite", "hardlink", "ハードリンク"),
+        ("dbos.sqlite", "folder", "フォルダ"),
+        ("dbos.sqlite-journal", "link", "シンボリックリンク"),
+        ("dbos.sqlite-wal", "fifo", "FIFO"),
+    ],
+)
+def test_resume_refuses_a_system_database_file_that_is_not_a_plain_file_before_opening_it(
+    tmp_path, crashed_once, name, kind, said
+):
+    work = tmp_path / "w"
+    shutil.copytree(crashed_once, work)
+    outside = tmp_path / "outside" / "outside.db"
+    outside.parent.mkdir()
+    if kind == "link" and name == "dbos.sqlite":  # the real database moved out, a link left in its place
+        shutil.move(work / name, outside)
+    plant(work / name, kind, outside)
+    before = outside.read_bytes() if outside.exists() else None
+    proc = harness(work, "--resume", timeout=30)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 2 and said in lines[0]
+    assert lines[0].startswith(f"エラー: 作業フォルダの {name} は普通のファイルではありません")
+    assert "--resume なしで最初から実行してください" in lines[1]
+    assert (outside.read_bytes() if outside.exists() else None) == before  # nothing written through it
+    assert sorted(p.name for p in outside.parent.iterdir()) == (["outside.db"] if before is not None else [])
+    assert tool_runs(work) == ["read_notes toolu_01"]  # nothing ran since the kill
 
 
 def test_a_folder_the_harness_did_not_make_keeps_its_dbos_sqlite(tmp_path):
@@ -327,15 +389,19 @@ def test_a_workflow_that_fails_ends_with_one_japanese_line_and_stays_failed(tmp_
     (tmp_path / "w").mkdir()
     with pytest.raises(HarnessError) as err:
         main(options, Run(tmp_path / "w"), TwoToolsAtOnce(), env={})
-    assert str(err.value) == (
-        "ワークフロー sales-report はエラーで終わりました（状態 ERROR）: "
-        "モデルが1ターンに 2 個の tool_use を返しました。このハーネスは宙ぶらりんな呼び出しを1つしか扱えません。"
-    )
+    reason = "モデルが1ターンに 2 個の tool_use を返しました。このハーネスは宙ぶらりんな呼び出しを1つしか扱えません。"
+    assert str(err.value).splitlines() == [
+        f"ワークフロー sales-report はエラーで終わりました（状態 ERROR）: {reason}",
+        WORKFLOW_FAILED_HINT,
+    ]
     assert "Traceback" not in capfd.readouterr().err  # DBOS's own log of the failure stays quiet
     assert rows(tmp_path / "w" / "dbos.sqlite", "SELECT status FROM workflow_status") == [("ERROR",)]
     resume = harness(tmp_path / "w", "--resume")
     assert resume.returncode == 1
-    assert resume.stderr.startswith("エラー: ワークフロー sales-report はエラーで終わりました（状態 ERROR）")
+    assert resume.stderr.splitlines() == [  # the recorded reason, and what to do
+        f"エラー: ワークフロー sales-report はエラーで終わりました（状態 ERROR）: {reason}",
+        WORKFLOW_FAILED_HINT,
+    ]
 
 
 def test_the_notebook_views_read_the_engine_tables_as_json(tmp_path):
@@ -364,6 +430,171 @@ def test_measured_cost_counts_three_file_writes_and_two_database_commits_per_tur
     assert (
         cost["dbos"]["writes_per_task"] == 2 * 3 + 1 + 2
     )  # two steps per turn, the closing step, start and end
+
+
+# ------------------------------------------------------------------------------- a real model server on 127.0.0.1
+
+
+@pytest.fixture
+def api():
+    """The hostile stand-in for the Messages API (tests/hostile.py): the lesson's conversation unless planned."""
+    pytest.importorskip("anthropic")
+    from hostile import HostileAPI
+
+    server = HostileAPI()
+    yield server
+    server.close()
+
+
+def message(content: list[dict], stop_reason: str) -> tuple:
+    from hostile import json_answer
+
+    return json_answer(200, {"id": "msg_x", "type": "message", "role": "assistant", "model": "m",
+                             "content": content, "stop_reason": stop_reason,
+                             "usage": {"input_tokens": 1, "output_tokens": 1}})  # fmt: skip
+
+
+def writes_keep_txt(content: str, tool_use_id: str = "toolu_zz"):
+    """A plan: a model that writes keep.txt (a name the fresh start does not clean) with `content`, then ends."""
+
+    def plan(_: int, body: dict) -> tuple:
+        if len(body["messages"]) == 1:
+            use = {"type": "tool_use", "id": tool_use_id, "name": "write_report",
+                   "input": {"path": "keep.txt", "content": content}}  # fmt: skip
+            return message([use], "tool_use")
+        return message([{"type": "text", "text": "keep.txt に書きました。"}], "end_turn")
+
+    return plan
+
+
+def recorded_result(work: Path, step: int) -> dict:
+    out = rows(work / "dbos.sqlite", "SELECT output FROM operation_outputs WHERE function_id = ?", step)[0][0]
+    return json.loads(out)
+
+
+KEY_2 = "\n<!-- idempotency-key: sales-report/2 -->\n"
+
+
+def test_a_fresh_run_reusing_a_key_for_other_content_cannot_tell_and_writes_nothing(tmp_path, api):
+    """The key is workflow id/step id, the same in every fresh run; keep.txt keeps the first run's key line."""
+    work = tmp_path / "w"
+    first, second = "一回目の本文\n", "二回目の、もっと長い本文です\n"
+    api.plan = writes_keep_txt(first)
+    assert harness(work, "--real", env={**api.env(), "HARNESS_IDEMPOTENT_TOOLS": "1"}).returncode == 0
+    assert (work / "keep.txt").read_text(encoding="utf-8") == first + KEY_2
+    api.plan = writes_keep_txt(second)
+    again = harness(work, "--real", env={**api.env(), "HARNESS_IDEMPOTENT_TOOLS": "1"})
+    assert again.returncode == 0, again.stderr
+    assert "すでにある" not in again.stdout  # not "already written": this call never wrote keep.txt
+    assert (work / "keep.txt").read_text(encoding="utf-8") == first + KEY_2  # left as it was, not overwritten
+    result = recorded_result(work, 2)
+    assert result["is_error"] is True
+    assert "呼び出し sales-report/2 が起きたかどうかは分かりません" in result["content"]
+    assert "書き出しました" not in result["content"]  # the model is never told a write that is not on disk
+
+
+def test_a_fresh_run_that_asks_for_exactly_what_is_there_is_answered_with_what_is_on_disk(tmp_path, api):
+    work = tmp_path / "w"
+    api.plan = writes_keep_txt("同じ本文\n")
+    assert harness(work, "--real", env={**api.env(), "HARNESS_IDEMPOTENT_TOOLS": "1"}).returncode == 0
+    again = harness(work, "--real", env={**api.env(), "HARNESS_IDEMPOTENT_TOOLS": "1"})
+    assert "[tool] write_report: キー sales-report/2 のレポートはすでにある、書き直さない" in again.stdout
+    assert (work / "keep.txt").read_text(encoding="utf-8") == "同じ本文\n" + KEY_2
+    assert recorded_result(work, 2)["content"] == "keep.txt に 5 文字のレポートを書き出しました"  # 同じ本文\n
+
+
+def test_write_report_once_writes_skips_or_cannot_tell_by_key_and_content(tmp_path):
+    from harness import ToolError
+    from harness.engine_dbos import write_report_once
+
+    events: list = []
+    run = Run(tmp_path, listeners=[events.append])
+    once = write_report_once(run, "sales-report/6")
+    report = {"path": "r.md", "content": "本文\n"}
+    assert once(tmp_path, report) == "r.md に 3 文字のレポートを書き出しました"
+    written = (tmp_path / "r.md").stat().st_ino
+    assert once(tmp_path, report) == "r.md に 3 文字のレポートを書き出しました"  # the same call again
+    assert (tmp_path / "r.md").stat().st_ino == written and [e.kind for e in events] == ["already_written"]
+    with pytest.raises(ToolError, match="呼び出し sales-report/6 が起きたかどうかは分かりません"):
+        once(tmp_path, {**report, "content": "別の本文\n"})  # the same key, other content: another call
+    assert (tmp_path / "r.md").read_text(encoding="utf-8") == "本文\n" + KEY_2.replace("/2", "/6")
+    assert write_report_once(run, "sales-report/4")(tmp_path, report)  # another key: an ordinary write
+    assert (tmp_path / "r.md").read_text(encoding="utf-8").endswith("sales-report/4 -->\n")
+
+
+def failing_second_call(case: str):
+    from hostile import error_answer, scripted_answer
+
+    def plan(n: int, body: dict):
+        if n != 2:
+            return None
+        if case == "400":
+            return error_answer(400, "bad request")
+        if case == "deadline":
+            return ("stall",)
+        _, response = scripted_answer(body)  # a lone surrogate: valid JSON that cannot be stored as UTF-8
+        response["content"].insert(0, {"type": "text", "text": "SURROGATE"})
+        data = json.dumps(response).replace("SURROGATE", "\\ud800").encode()
+        return ("bytes", 200, data, "application/json")
+
+    return plan
+
+
+@pytest.mark.parametrize("case", ["400", "deadline", "surrogate"])
+def test_an_api_failure_leaves_the_workflow_pending_and_resume_asks_the_model_again(tmp_path, api, case):
+    work = tmp_path / "w"
+    api.plan = failing_second_call(case)
+    failed = harness(work, "--real", env=api.env(HARNESS_API_DEADLINE_S="1"))
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr
+    lines = [line for line in failed.stderr.splitlines() if not line.startswith("[待機中]")]
+    assert len(lines) == 2 and lines[0].startswith("エラー: モデルの API 呼び出しが失敗しました（")
+    assert lines[1] == (
+        "ワークフロー sales-report は記録済みのステップのまま残っています（失敗としては記録していません）。"
+        "原因が解消したら --resume で続きから再開できます（このモデル呼び出しからやり直します）。"
+    )
+    db = work / "dbos.sqlite"
+    assert rows(db, "SELECT status FROM workflow_status") == [("PENDING",)]
+    # the failure is not recorded: two steps, neither an error
+    assert rows(db, "SELECT COUNT(*), COUNT(error) FROM operation_outputs") == [(2, 0)]
+    api.plan = None
+    resumed = harness(work, "--resume", "--real", env=api.env())
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.splitlines()[3] == "[turn 2][step 3 記録] モデル pending=count_words"
+    assert resumed.stdout.endswith("[done] report.txt にレポートを書き出しました。タスク完了。\n")
+    assert rows(db, "SELECT status FROM workflow_status") == [("SUCCESS",)]
+    assert tool_runs(work) == ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
+
+
+def damage(work: Path, how: str) -> None:
+    db = work / "dbos.sqlite"
+    if how == "replaced":  # what write_report's rename over dbos.sqlite did
+        (work / "x.tmp").write_text("レポート\n", encoding="utf-8")
+        os.replace(work / "x.tmp", db)
+    elif how == "overwritten":
+        with open(db, "r+b") as f:
+            f.write(b"garbage!" * 4096)
+    else:
+        db.unlink()
+
+
+@pytest.mark.parametrize("how", ["replaced", "overwritten", "removed"])
+def test_a_system_database_that_becomes_unusable_during_a_run_ends_it_with_a_message(tmp_path, api, how):
+    work = tmp_path / "w"
+
+    def plan(n: int, body: dict):
+        if n == 2:
+            damage(work, how)  # between the record of step 2 and that of step 3
+
+    api.plan = plan
+    proc = harness(work, "--real", env=api.env(), timeout=60)  # it used to wait for its record forever
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("エラー: システムデータベース dbos.sqlite が実行中に使えなくなりました（")
+    assert "--resume なしで最初からやり直してください" in lines[1]
+    assert proc.stdout.splitlines()[-1] == "[turn 1][step 2 記録] read_notes の結果"
+    if how == "replaced":  # never deleted by the harness
+        assert (work / "dbos.sqlite").read_text(encoding="utf-8") == "レポート\n"
 
 
 # -------------------------------------------------------------------------------------------------- Postgres path

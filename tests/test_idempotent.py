@@ -154,6 +154,56 @@ def test_lookup_answers_happened_not_happened_or_cannot_tell(workdir):
         lookup_report(workdir, REPORT, "toolu_03")
 
 
+def test_lookup_cannot_tell_when_the_key_is_there_with_other_content(workdir):
+    """A key names one call and a call's input is fixed: the same key over other content is another call's."""
+    write_report_with_key(workdir, REPORT, "toolu_03")
+    with pytest.raises(ToolError, match="呼び出し toolu_03 が起きたかどうかは分かりません"):
+        lookup_report(workdir, {**REPORT, "content": "# 別のレポート、もっと長い\n"}, "toolu_03")
+    with pytest.raises(ToolError, match="分かりません"):
+        lookup_report(workdir, {"path": "report.txt"}, "toolu_03")  # no content asked for: nothing to match
+    assert lookup_report(workdir, REPORT, "toolu_03") == "report.txt に 10 文字のレポートを書き出しました"
+
+
+def model_writing_keep_txt(content: str):
+    """A plan for tests/hostile.py's server: a model that writes keep.txt under its own fixed id toolu_zz, then ends."""
+    from hostile import json_answer
+
+    def plan(_: int, body: dict) -> tuple:
+        if len(body["messages"]) == 1:
+            use = {"type": "tool_use", "id": "toolu_zz", "name": "write_report",
+                   "input": {"path": "keep.txt", "content": content}}  # fmt: skip
+            answer, reason = [use], "tool_use"
+        else:
+            answer, reason = [{"type": "text", "text": "書きました。"}], "end_turn"
+        return json_answer(200, {"id": "msg_x", "type": "message", "role": "assistant", "model": "m",
+                                 "content": answer, "stop_reason": reason,
+                                 "usage": {"input_tokens": 1, "output_tokens": 1}})  # fmt: skip
+
+    return plan
+
+
+def test_a_model_reusing_its_tool_use_id_across_runs_is_not_told_its_call_already_happened(workdir):
+    """Run 1 writes keep.txt as toolu_zz; a fresh run 2 asks for other content under the same id and is killed at ①:
+    keep.txt (not cleaned by a fresh start) carries toolu_zz, but not this call's content. Cannot tell: is_error."""
+    pytest.importorskip("anthropic")
+    from hostile import HostileAPI
+
+    api = HostileAPI(model_writing_keep_txt("一回目\n"))
+    try:
+        assert run_cli(workdir, "--idempotent", "--real", env=api.env()).returncode == 0
+        api.plan = model_writing_keep_txt("二回目、中身が違う\n")
+        crashed = run_cli(workdir, "--idempotent", "--real", env=api.env(CRASH_AFTER="after-save-a:1"))
+        assert crashed.returncode == 137
+        resumed = run_cli(workdir, "--idempotent", "--resume", "--real", env=api.env())
+    finally:
+        api.close()
+    assert resumed.returncode == 0, resumed.stderr
+    assert "冪等キーで問い合わせ: 実行済み" not in resumed.stdout  # nothing of run 2 ran
+    assert "台帳ミスかつ副作用あり、判断不能、is_error を追加" in resumed.stdout
+    assert (workdir / "keep.txt").read_text(encoding="utf-8") == "<!-- 冪等キー: toolu_zz -->\n一回目\n"
+    assert all_results(read_json(workdir / "checkpoint.json"))[-1]["is_error"] is True
+
+
 def test_an_idempotent_tool_refuses_to_run_without_its_key(workdir):
     tool = IDEMPOTENT_TOOL_IMPLS["write_report"]
     with pytest.raises(HarnessError, match="冪等キー（tool_use_id）なしで呼ばれた"):
