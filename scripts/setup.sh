@@ -18,5 +18,10 @@ if compgen -G "$site/harness-*.dist-info" >/dev/null; then  # a venv made before
   .venv/bin/python -m pip uninstall -q -y --disable-pip-version-check harness
 fi
 printf '%s\n' "$PWD" >"$site/harness-checkout.pth"
+# The Japanese prose linter for scripts/test.sh (npm packages pinned in package-lock.json), when Node.js is there;
+# reinstalled only when the lock file changed. The notebooks themselves never need Node.
+if command -v npm >/dev/null 2>&1 && [ ! package-lock.json -ot node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error >/dev/null
+fi
 # Build matplotlib's font cache now, so its first-use message never lands in a notebook's output.
 .venv/bin/python -c "import matplotlib.pyplot" >/dev/null 2>&1
