@@ -13,6 +13,6 @@ if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); proce
   exit 1
 fi
 status=0
-node_modules/.bin/textlint notebooks/*.md solutions/*.md || status=1
+node_modules/.bin/textlint src/notebooks/*.md src/solutions/*.md || status=1
 sed '/^# Reference (English)/,$d' README.md | node_modules/.bin/textlint --stdin --stdin-filename README.md || status=1
 exit $status
