@@ -60,13 +60,15 @@ class Options:
         self.database_url: str | None = None  # --database-url (with --engine dbos)
 
 
+# fmt: off
 def main(options: Options, env=os.environ) -> str:
     """レッスンの main(): 決めることはちょうど1つ、--resume があるかどうか。"""
     run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
-              listeners=listeners_from_env(env))  # fmt: skip
+              listeners=listeners_from_env(env))
     client = make_client(options.real)  # スクリプト化されたモデル（既定）か、本物の Messages API
     with hold_workdir(run.workdir):  # 1つの作業フォルダに書くのは1プロセスだけ
         return run_agent(run, client, texts.TASK, TOOL_SCHEMAS, resume=options.resume)
+# fmt: on
 
 
 def main_dbos(options: Options, env=os.environ) -> str:

@@ -1,4 +1,4 @@
-"""Write every notebook from its MyST Markdown source: notebooks/*.md and solutions/*.md (jupytext, md:myst).
+"""Write every notebook from its MyST Markdown source: src/notebooks/*.md and src/solutions/*.md (jupytext, md:myst).
 
 Usage: python scripts/build_notebooks.py && python scripts/run_notebooks.py
 
@@ -6,8 +6,9 @@ Edit a .md in any editor, or open it as a notebook in JupyterLab (right-click > 
 1. fills each code cell tagged `block` from the package: its metadata (e.g. `block: ['harness.loop:run_agent']`) names
    the functions it shows, and its source becomes theirs, verbatim, joined by two blank lines (the .md is rewritten
    only if a function changed; a name the package does not have stops the build, naming notebook and function);
-2. writes each .md as the .ipynb of the same stem, unexecuted, without the cells tagged `blank`;
-3. writes exercises/*.ipynb from solutions/*.md, without the cells tagged `answer`: in the .md each answer cell is
+2. writes each src/FOLDER/NAME.md as FOLDER/NAME.ipynb (notebooks/, solutions/), unexecuted, without the cells
+   tagged `blank` (the sources live apart, so a learner's file browser shows one notebook per lesson);
+3. writes exercises/*.ipynb from src/solutions/*.md, without the cells tagged `answer`: in the .md each answer cell is
    followed by a cell tagged `blank`, what the learner gets in its place.
 Cell ids are cell-01, cell-02, ...; a notebook whose cells already match its source is left as it is (outputs kept),
 so a rebuild of unchanged sources changes no byte. tests/test_notebooks.py checks notebooks, sources and package agree.
@@ -102,12 +103,26 @@ def write(nb, path: Path) -> list[Path]:
     return [path]
 
 
+FOLDERS = ("notebooks", "solutions")  # src/FOLDER/*.md -> FOLDER/*.ipynb
+
+
+def sources(root: Path = ROOT) -> list[Path]:
+    """Every MyST source: src/notebooks/*.md and src/solutions/*.md."""
+    return sorted(md for folder in FOLDERS for md in (root / "src" / folder).glob("*.md"))
+
+
+def notebook_of(md: Path, root: Path = ROOT) -> Path:
+    """Where a source's notebook goes: src/notebooks/02_checkpoint.md -> notebooks/02_checkpoint.ipynb."""
+    return root / md.parent.name / f"{md.stem}.ipynb"
+
+
 def build(root: Path = ROOT) -> list[Path]:
     """Build every notebook under root from its source; the notebooks written."""
     written = []
-    for md in sorted([*(root / "notebooks").glob("*.md"), *(root / "solutions").glob("*.md")]):
+    for md in sources(root):
         nb = read_source(md, root)
-        written += write(notebook(nb.cells, leave_out="blank"), md.with_suffix(".ipynb"))
+        notebook_of(md, root).parent.mkdir(exist_ok=True)
+        written += write(notebook(nb.cells, leave_out="blank"), notebook_of(md, root))
         if md.parent.name == "solutions":
             (root / "exercises").mkdir(exist_ok=True)
             written += write(notebook(nb.cells, leave_out="answer"), root / "exercises" / f"{md.stem}.ipynb")

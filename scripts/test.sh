@@ -5,4 +5,14 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+# The Japanese prose (notebook sources, the README's Japanese part) through textlint, which needs Node.js: without it,
+# say so and go on, unless REQUIRE_TEXTLINT=1 (.ci/run) makes that a failure.
+if [ -x node_modules/.bin/textlint ] && command -v node >/dev/null 2>&1; then
+  bash scripts/lint_japanese.sh
+elif [ -n "${REQUIRE_TEXTLINT:-}" ]; then
+  echo "REQUIRE_TEXTLINT=1, but textlint is not installed (it needs Node.js 20.18+ and npm; scripts/setup.sh runs npm ci)." >&2
+  exit 1
+else
+  echo "textlint (the Japanese prose check) skipped: Node.js and npm are not installed." >&2
+fi
 exec .venv/bin/python -m pytest "$@"

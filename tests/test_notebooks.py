@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(
     p for folder in ("notebooks", "exercises", "solutions") for p in (ROOT / folder).glob("*.ipynb")
 )
-SOURCES = sorted([*(ROOT / "notebooks").glob("*.md"), *(ROOT / "solutions").glob("*.md")])
+SOURCES = sorted([*(ROOT / "src" / "notebooks").glob("*.md"), *(ROOT / "src" / "solutions").glob("*.md")])
 REBUILD = "edit the .md, then: python scripts/build_notebooks.py && python scripts/run_notebooks.py"
 LESSON = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 MODULES = [sys.modules[f"harness.{m}"] for m in ("checkpoint", "ledger", "loop", "reconcile")]
@@ -56,7 +56,7 @@ def test_the_numbered_notebooks_are_the_lesson_the_recap_and_any_further_ones():
 
 
 # What makes a learner work through a numbered notebook, not just run it (checked in the Markdown sources).
-NUMBERED_SOURCES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
+NUMBERED_SOURCES = sorted((ROOT / "src" / "notebooks").glob("[0-9][0-9]_*.md"))
 LINK = re.compile(r"\]\(([^)\s]+\.ipynb)(?:#[^)]*)?\)")
 
 
@@ -162,16 +162,17 @@ def test_it_ends_with_two_or_three_questions_and_their_answers(md):
 @pytest.mark.parametrize("md", NUMBERED_SOURCES, ids=lambda p: p.name)
 def test_it_links_onward_to_notebooks_that_exist(md):
     links = LINK.findall(markdown_text(md))
+    here = ROOT / "notebooks"  # links are written for the built notebook, not for its source
     for link in links:
-        assert (md.parent / link).exists(), f"{md.name}: the link {link} leads nowhere"
-    targets = {(md.parent / link).resolve() for link in links}
+        assert (here / link).exists(), f"{md.name}: the link {link} leads nowhere"
+    targets = {(here / link).resolve() for link in links}
     if md.stem == RECAP:
         assert (ROOT / "exercises" / "level1_crash_moments.ipynb").resolve() in targets, md.name
         assert (ROOT / "notebooks" / "crash_lab.ipynb").resolve() in targets, md.name
         return
     following = [p for p in NUMBERED_SOURCES if number(p) == number(md) + 1]
     if following:
-        assert following[0].with_suffix(".ipynb").resolve() in targets, (
+        assert (here / f"{following[0].stem}.ipynb").resolve() in targets, (
             f"{md.name}: no link to {following[0].stem}"
         )
     else:
@@ -241,7 +242,7 @@ def read_md(path: Path):
 
 def built_from(md: Path) -> list[tuple[Path, str]]:
     """The notebooks built from a source, each with the tag of the cells it leaves out."""
-    pairs = [(md.with_suffix(".ipynb"), "blank")]
+    pairs = [(ROOT / md.parent.name / f"{md.stem}.ipynb", "blank")]
     if md.parent.name == "solutions":
         pairs.append((ROOT / "exercises" / f"{md.stem}.ipynb", "answer"))
     return pairs
@@ -364,8 +365,8 @@ def test_the_build_is_idempotent_and_matches_the_committed_notebooks(tmp_path):
     for name in ("a", "b"):
         root = tmp_path / name
         for md in SOURCES:
-            (root / md.parent.name).mkdir(parents=True, exist_ok=True)
-            shutil.copy(md, root / md.parent.name / md.name)
+            (root / md.relative_to(ROOT).parent).mkdir(parents=True, exist_ok=True)
+            shutil.copy(md, root / md.relative_to(ROOT))
         assert len(build(root)) == len(NOTEBOOKS)
         trees.append({p.relative_to(root): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()})
     assert trees[0] == trees[1], "two builds of the same sources differ"
@@ -380,7 +381,7 @@ def test_the_build_is_idempotent_and_matches_the_committed_notebooks(tmp_path):
 
 
 def test_a_rebuild_of_the_committed_tree_changes_no_byte(tmp_path):
-    for folder in ("notebooks", "exercises", "solutions"):
+    for folder in ("src", "notebooks", "exercises", "solutions"):
         shutil.copytree(
             ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("_work", ".ipynb_checkpoints")
         )
@@ -391,10 +392,10 @@ def test_a_rebuild_of_the_committed_tree_changes_no_byte(tmp_path):
 
 def test_the_build_names_notebook_and_function_when_a_block_function_is_gone(tmp_path):
     build = load_build()
-    (tmp_path / "notebooks").mkdir()
-    text = (ROOT / "notebooks" / "03_points_a_and_b.md").read_text(encoding="utf-8")
+    (tmp_path / "src" / "notebooks").mkdir(parents=True)
+    text = (ROOT / "src" / "notebooks" / "03_points_a_and_b.md").read_text(encoding="utf-8")
     assert "harness.loop:run_agent" in text
-    (tmp_path / "notebooks" / "03_points_a_and_b.md").write_text(
+    (tmp_path / "src" / "notebooks" / "03_points_a_and_b.md").write_text(
         text.replace("harness.loop:run_agent", "harness.loop:no_such_function"), encoding="utf-8"
     )
     with pytest.raises(build.BuildError, match=r"03_points_a_and_b\.md .*'harness\.loop:no_such_function'"):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .. import texts
 from ..run import Event
-from ..texts import format_event, print_transcript  # noqa: F401  (re-exported for notebooks)
+from ..texts import format_event, print_transcript  # print_transcript is also for notebooks
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, FIXED_TIME_MS, REPORT_FILE, TOOL_LOG_FILE
 from .process import run_harness
 
@@ -47,6 +47,18 @@ def cli(workdir: Path, *args: str, env: dict | None = None) -> None:
     print(f"EXIT={137 if proc.returncode == -9 else proc.returncode}")
     if (env or {}).get("CRASH_AFTER") and proc.returncode == 0:
         print(f"（CRASH_AFTER={env['CRASH_AFTER']} の回数に届かなかったので、落ちずに最後まで走りました）")
+
+
+def resume_in_kernel(workdir: Path, load_checkpoint) -> str:
+    """`python -m harness --resume` run in this kernel with another checkpoint loader (notebook 02's lenient one):
+    the lesson's loop and scripted model, a fixed clock, the log lines printed. Returns the closing words."""
+    from ..loop import run_agent  # the loop is taught in 03; 02 only swaps its loader
+    from ..models import ScriptedModel
+    from ..run import Run
+    from ..tools import TOOL_SCHEMAS
+
+    run = Run(workdir, clock=fixed_clock, listeners=[print_transcript])
+    return run_agent(run, ScriptedModel(), tools=TOOL_SCHEMAS, resume=True, load_checkpoint=load_checkpoint)
 
 
 def width(text: str) -> int:
