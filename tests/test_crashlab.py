@@ -577,4 +577,4 @@ def test_the_timeline_draws_every_scenarios_branches(tmp_path, scenario):
     lab.run_button.click()
     lab.resume_button.click()
     assert lab.phase == "done"
-    assert bytes(lab.timeline.value).startswith(b"\x89PNG")
+    assert b"<svg" in bytes(lab.timeline.value)[:400]
