@@ -380,3 +380,8 @@ LAB_LANDED = {
 }
 LAB_COMPARE_CONCLUSION = "再開すると"
 LAB_COMPARE_DISKS = "ディスク"
+LAB_COMPARE_SAME = "再開が読む checkpoint.json と effects.json はバイト単位で同じ。だから再開は ① と ② を見分けられず、同じ判断になる"
+LAB_COMPARE_ASKED = (
+    "再開が読む checkpoint.json と effects.json はバイト単位で同じ。それでも判断が分かれるのは、外の世界"
+    "（report.txt の冪等キー）に問い合わせたから"
+)

@@ -74,6 +74,7 @@ def test_real_process_sigkill_then_resume(lab, moment):
     lab.run_button.click()
     lab.wait()
     assert lab.phase == "crashed"
+    assert "SIGKILL で死にました" in lab.status.value
     assert_views_match_disk(lab)
     assert any("SIGKILL" in o["text"] for o in lab.transcript.outputs)
     lab.resume_button.click()
@@ -544,6 +545,7 @@ def test_compare_shows_moments_1_and_2_side_by_side_byte_for_byte(lab, tmp_path,
     branch = EXPECTED["after-save-a"][turn]
     assert lab.compared["resumed"]["①"].endswith(branch) and lab.compared["resumed"]["②"].endswith(branch)
     assert "同一: checkpoint.json, effects.json" in lab.status.value
+    assert compare_verdict(lab) == texts.LAB_COMPARE_SAME  # same disks, so the same decision
 
 
 def test_compare_leaves_the_labs_own_run_alone(lab):
@@ -815,6 +817,14 @@ def test_compare_in_the_idempotent_scenario_shows_the_same_disks_and_the_two_ans
     }
     assert lab.compared["resumed"]["①"].endswith(ASKED_RUN)
     assert lab.compared["resumed"]["②"].endswith(ASKED_DONE)
+    assert (
+        compare_verdict(lab) == texts.LAB_COMPARE_ASKED
+    )  # same disks, two answers: the outside world decided
+
+
+def compare_verdict(lab) -> str:
+    match = re.search(r"class='lab-compare-verdict'.*?→ (.*?)</td>", lab.compare_view.value)
+    return html.unescape(match.group(1)) if match else ""
 
 
 @pytest.mark.parametrize("scenario", ["parallel", "parallel+idempotent"])

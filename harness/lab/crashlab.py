@@ -281,6 +281,13 @@ def compare_html(
         )
         + "</td></tr>"
     )
+    state_same = all(row["same"] for row in rows if row["name"] in (CHECKPOINT_FILE, EFFECTS_FILE))
+    if state_same:
+        verdict = texts.LAB_COMPARE_SAME if resumed["①"] == resumed["②"] else texts.LAB_COMPARE_ASKED
+        conclusion += (
+            f"<tr class='lab-compare-verdict' style='background:#fff8e1'><td></td>"
+            f"<td colspan='2' style='font-size:14px'>→ {html.escape(verdict)}</td></tr>"
+        )
     cells[1:1] = [conclusion, disks]
     return (
         f"<div><b>①と②を比べる（{turn}ターン目: {tool}）</b> 落ちた直後のディスクを並べています"
@@ -383,6 +390,7 @@ class CrashLab:
             (self.report, "lab-report"),
             (self.transcript, "lab-transcript"),
             (self.timeline, "lab-timeline"),
+            (self.slow, "lab-slow"),
         ):
             widget.add_class(css)
         for name, css in zip(FILES, ("lab-view-checkpoint", "lab-view-effects", "lab-view-log")):
@@ -447,7 +455,7 @@ class CrashLab:
         ]
         if self.with_timeline:
             parts += [w.HTML("<b>タイムライン</b>"), self.timeline]
-        return w.VBox(parts)
+        return w.VBox(parts).add_class("lab-root")
 
     def _repr_mimebundle_(self, **kwargs) -> dict:
         """The widget, and for a page that has no widget state yet (a notebook opened, its cell not yet run) one
@@ -588,6 +596,7 @@ class CrashLab:
             from .plots import timeline_svg
 
             self.timeline.value = timeline_svg(self.events)
+            self.timeline.layout.display = None
 
     # ---- buttons ------------------------------------------------------------------------------------------------
     def reset(self) -> None:
@@ -600,6 +609,7 @@ class CrashLab:
         self.step_phase = None
         self._clear_views()
         self.timeline.value = b""
+        self.timeline.layout.display = "none"  # no picture yet: no empty image frame either
         self._begin()
         self.refresh()
         self._set_status("まだ何も実行していません")
@@ -756,9 +766,8 @@ class CrashLab:
             reconcile = [line for line in lines if "[reconcile]" in line]
             resumed[moment] = reconcile[0] if reconcile else NO_RECONCILE
         self.compared = {"turn": turn, "rows": rows, "facts": facts, "resumed": resumed, "folders": folders}
-        self._show_branch(
-            ""
-        )  # the lab's own resume line would sit above the table as if it were its conclusion
+        # the lab's own resume line would sit above the table as if it were the comparison's conclusion
+        self._show_branch("")
         self.compare_view.value = compare_html(turn, tool, rows, facts, resumed)
         same = [r["name"] for r in rows if r["same"]]
         differ = [r["name"] for r in rows if not r["same"]]
@@ -830,6 +839,11 @@ class CrashLab:
             self._set_status(
                 "プロセスは SIGKILL で死にました（シェルなら終了コード 137）。再開を押してください"
             )
+        elif code == 0:
+            self.phase = "done"
+            self._set_status("プロセスは終了コード 0 で完了しました")
+        else:
+            self._set_status(f"プロセスが終了コード {code} で止まりました: {stderr.strip()}")
         if by_hand:
             where = landed(self.events[self.process_events :])
             self._say(texts.LAB_KILL_TRANSCRIPT.format(where=where))
@@ -838,11 +852,6 @@ class CrashLab:
                 self._set_status(texts.LAB_KILL_STATUS.format(where=where))
                 # the timeline's kill marker, where the kill landed (the process could not report its own death)
                 self.events.append(Event("crash", {"label": texts.LAB_KILL_MARK, "mode": "by-hand"}))
-        elif code == 0:
-            self.phase = "done"
-            self._set_status("プロセスは終了コード 0 で完了しました")
-        else:
-            self._set_status(f"プロセスが終了コード {code} で止まりました: {stderr.strip()}")
         self.flush()
         self._draw_timeline()
         return False

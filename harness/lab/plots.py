@@ -160,6 +160,8 @@ def draw_timeline(events, ax) -> None:
                 fontsize=9,
                 ha="center",
                 color="red",
+                # an id in the SVG: where a page (or a test) finds the kill, planned or by hand
+                gid="timeline-kill-by-hand" if data.get("mode") == "by-hand" else "timeline-crash",
             )
     for kind, (label, marker, colour) in MARKS.items():
         if kind in points:
