@@ -243,7 +243,7 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
     expect(page.locator(".lab-status")).to_contain_text("今すぐキル: ", timeout=30_000)
     where = page.locator(".lab-where")
     expect(where).to_contain_text("実行したコマンド: HARNESS_SLOW_MS=800 python -m harness → ")
-    expect(where).to_contain_text(re.compile(r"落ちた瞬間: (①|②|③|台帳記録済み)[^ ]*ターン[23]"))
+    expect(where).to_contain_text(re.compile(r"落ちた瞬間: (①|②|③|台帳記録済み).*ターン[23]"))
     expect(page.locator(".lab-where")).not_to_contain_text("落とさずに最後まで")
     page.wait_for_function(
         "() => fetch(document.querySelector('img.lab-timeline').src).then(r => r.text())"

@@ -405,10 +405,13 @@ def test_compare_hides_the_labs_own_decision_and_shows_its_conclusion_first(lab)
     lab.moment.value = "after-tool-run"
     lab.compare_button.click()
     assert lab.branch.value == "" and lab.branch.layout.display == "none"
+    assert lab.facts.layout.display == "none"  # the lab's own folder's facts are not the comparison's
     view = lab.compare_view.value
     conclusion = view.index("lab-compare-resume")
     assert conclusion < view.index("lab-compare-facts") < view.index("lab-compare-row")
     assert view.count(UNKNOWN) == 2
+    lab.resume_button.click()  # any other action shows the lab's own folder again
+    assert lab.facts.layout.display is None and lab.compare_view.value == ""
 
 
 def text_extents_inside_the_figure(events) -> list:

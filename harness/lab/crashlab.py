@@ -524,6 +524,7 @@ class CrashLab:
         """An action starts: the facts and the files as they are now are what its changes are marked against."""
         self.facts_base = recovery_facts(self.workdir, self.scenario.value)
         self.files_base = self._files()
+        self.facts.layout.display = None  # hidden while a comparison was shown
 
     def _files(self) -> dict[str, str | None]:
         return {name: pretty(read_text(self.workdir / name)) for name in FILES}
@@ -534,6 +535,7 @@ class CrashLab:
             view.value = ""
         self.transcript.outputs = ()
         self.lines = []
+        self.facts.layout.display = None
         self.reconciled, self.decision = [], None
         self._show_branch("")
         self.compare_view.value = ""
@@ -766,8 +768,9 @@ class CrashLab:
             reconcile = [line for line in lines if "[reconcile]" in line]
             resumed[moment] = reconcile[0] if reconcile else NO_RECONCILE
         self.compared = {"turn": turn, "rows": rows, "facts": facts, "resumed": resumed, "folders": folders}
-        # the lab's own resume line would sit above the table as if it were the comparison's conclusion
+        # the lab's own resume line and facts would sit above the table as if they were the comparison's
         self._show_branch("")
+        self.facts.layout.display = "none"
         self.compare_view.value = compare_html(turn, tool, rows, facts, resumed)
         same = [r["name"] for r in rows if r["same"]]
         differ = [r["name"] for r in rows if not r["same"]]
