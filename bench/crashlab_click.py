@@ -3,6 +3,7 @@
 Usage:
   python bench/crashlab_click.py [RUNS]             in this process (default 21 runs)
   python bench/crashlab_click.py --browser [RUNS]   in Voila, in headless Chromium (default 11 runs)
+  python bench/crashlab_click.py --browser --no-timeline [RUNS]   the same, the lab without its picture
 
 In this process: "views" is when every file view, the facts panel, the transcript and the decision are updated; "with
 timeline" adds the picture, drawn once the run ends; "messages" and "kB" are what the click sends to the page (widget
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 import ipywidgets as w
+import nbformat
 
 from harness.lab.crashlab import CrashLab
 
@@ -96,7 +98,8 @@ def in_process(runs: int) -> None:
 
 
 # In the page: click, then wait for the status line to change to its final text (a click first shows the reset's
-# line) and for the picture to change; times from performance.now(), in the browser's own clock.
+# line) and for the new picture; times from performance.now(), in the browser's own clock. The next click waits for
+# the picture, as a person would (the kernel draws it after the click's handler has returned).
 CLICK_JS = """
 async ([button, final]) => {
   const status = document.querySelector('.lab-status');
@@ -107,8 +110,12 @@ async ([button, final]) => {
   const done = new Promise((resolve) => {
     const check = () => {
       if (statusAt === null && status.textContent.includes(final)) statusAt = performance.now() - t0;
-      const now = picture ? picture.getAttribute('src') : null;
-      if (statusAt !== null && now !== before) { observer.disconnect(); resolve([statusAt, performance.now() - t0]); }
+      // the new picture: shown (a run first hides the old one) and not the one there before the click
+      const now = picture && picture.offsetParent !== null ? picture.getAttribute('src') : null;
+      if (statusAt !== null && (!picture || (now && now !== before))) {
+        observer.disconnect();
+        resolve([statusAt, picture ? performance.now() - t0 : null]);
+      }
     };
     const observer = new MutationObserver(check);
     observer.observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
@@ -119,7 +126,10 @@ async ([button, final]) => {
 """
 
 
-def in_browser(runs: int) -> None:
+LAB_CELL = "from harness.lab.crashlab import CrashLab\n\nCrashLab({})"
+
+
+def in_browser(runs: int, cell: str = LAB_CELL.format("")) -> None:
     import subprocess
 
     from playwright.sync_api import sync_playwright
@@ -131,7 +141,10 @@ def in_browser(runs: int) -> None:
     results: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        (folder / "nb.ipynb").write_bytes((root / "notebooks" / "crash_lab_presenter.ipynb").read_bytes())
+        # the presenter notebook's one cell (the lab), with or without its picture
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+        notebook.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(notebook, folder / "nb.ipynb")
         env = {
             **__import__("os").environ,
             "JUPYTER_CONFIG_DIR": f"{tmp}/.state/config",
@@ -162,7 +175,8 @@ def in_browser(runs: int) -> None:
                         status, picture = page.evaluate(CLICK_JS, [button, final])
                         if i:
                             results.setdefault(f"lesson {name}: status line ms", []).append(status)
-                            results.setdefault(f"lesson {name}: timeline ms", []).append(picture)
+                            if picture is not None:
+                                results.setdefault(f"lesson {name}: timeline ms", []).append(picture)
                 browser.close()
         finally:
             proc.terminate()
@@ -176,9 +190,12 @@ def in_browser(runs: int) -> None:
 def main() -> None:
     args = sys.argv[1:]
     browser = "--browser" in args
-    numbers = [a for a in args if a != "--browser"]
+    numbers = [a for a in args if not a.startswith("--")]
     runs = int(numbers[0]) if numbers else (11 if browser else 21)
-    (in_browser if browser else in_process)(runs)
+    if browser:
+        in_browser(runs, LAB_CELL.format("timeline=False" if "--no-timeline" in args else ""))
+    else:
+        in_process(runs)
 
 
 if __name__ == "__main__":

@@ -864,3 +864,20 @@ def test_the_timeline_draws_every_scenarios_branches(tmp_path, scenario):
     lab.resume_button.click()
     assert lab.phase == "done"
     assert b"<svg" in bytes(lab.timeline.value)[:400]
+
+
+def test_in_a_kernel_the_status_goes_out_before_the_picture_is_drawn(tmp_path):
+    """A kernel sends the page a click's changes when its handler returns: the picture is drawn after that."""
+    import asyncio
+
+    async def click_and_wait():
+        lab = CrashLab(tmp_path / "lab")
+        lab.moment.value, lab.turn.value = "after-tool-run", 3
+        lab.run_button.click()
+        assert "疑似キル" in lab.status.value and lab.views["effects.json"].value
+        assert bytes(lab.timeline.value) == b""  # not drawn inside the click
+        while not bytes(lab.timeline.value):  # the loop draws it next (pytest's timeout ends a hang)
+            await asyncio.sleep(0.01)
+        assert b"<svg" in bytes(lab.timeline.value)[:400] and lab.timeline.layout.display is None
+
+    asyncio.run(asyncio.wait_for(click_and_wait(), timeout=60))

@@ -593,6 +593,18 @@ class CrashLab:
     def _show_where(self, text: str) -> None:
         self.where.value = f"<span style='font-size:12px'>{text}</span>"
 
+    def _draw_timeline_later(self) -> None:
+        """Draw the picture once the click's handler has returned. The page shows a click's changes only after its
+        handler ends (measured in Voila: with the drawing made to take 1 s inside the handler, the status line
+        appeared 1 s late), so drawing inside it would hold back the status and the views for as long as
+        matplotlib takes. Outside a kernel's event loop (a script, a test) the picture is drawn at once."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._draw_timeline()
+            return
+        loop.call_later(0.02, self._draw_timeline)
+
     def _draw_timeline(self) -> None:
         if self.with_timeline:
             from .plots import timeline_svg
@@ -654,7 +666,7 @@ class CrashLab:
             self.flush()
         self._set_status(status)
         if whole:
-            self._draw_timeline()
+            self._draw_timeline_later()
 
     def _run_in_kernel(self, resume: bool, limit: int | None) -> tuple[str, bool]:
         """(the status line, whether the run or resume ended: a paused step leaves the picture as it was)."""
@@ -856,7 +868,7 @@ class CrashLab:
                 # the timeline's kill marker, where the kill landed (the process could not report its own death)
                 self.events.append(Event("crash", {"label": texts.LAB_KILL_MARK, "mode": "by-hand"}))
         self.flush()
-        self._draw_timeline()
+        self._draw_timeline_later()
         return False
 
     def kill_now(self, quiet: bool = False) -> None:
