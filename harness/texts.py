@@ -350,3 +350,38 @@ DBOS_CANNOT_OPEN = (
     "URL とサーバーが動いているかを確かめてください。作業フォルダの dbos.sqlite が壊れているなら、"
     "中身を確かめてから削除し、--resume なしで最初からやり直してください。"
 )
+
+# ---- Crash Lab (harness/lab/crashlab.py): the lines it adds to its views ----------------------------------------------
+LAB_NOT_SHOWN_YET = "（Crash Lab: このセルを実行すると、ここにラボが出ます）"
+LAB_DECISION = "再開時の判断"
+LAB_NOTHING_TO_DO = (
+    "もう一度の再開: 宙ぶらりんな呼び出しも残りのターンもなく、することはありませんでした"
+    "（上の判断は、落ちたあとの再開が下したもの）"
+)
+LAB_NOTHING_TO_DO_ALONE = "再開: 宙ぶらりんな呼び出しも残りのターンもなく、することはありませんでした"
+LAB_RAN_COMMAND = "実行したコマンド: <code>{command}</code>"
+LAB_RUNNING_COMMAND = "実行中: <code>{command}</code>"
+LAB_KILL_LANDED = "今すぐキル（SIGKILL）が落ちた瞬間: {where}"
+LAB_KILL_STATUS = "今すぐキル: {where} で SIGKILL（シェルなら終了コード 137）。再開を押してください"
+LAB_KILL_TRANSCRIPT = "[kill] 今すぐキル: {where} で SIGKILL を送信（講師による）"
+LAB_KILL_MARK = "今すぐキル"
+# where a kill by hand landed, after the last event the process reported (the kill comes during the pause after it)
+LAB_LANDED = {
+    None: "最初の地点A保存より前（checkpoint.json はまだありません）",
+    "start": "最初の地点A保存より前（checkpoint.json はまだありません）",
+    "save_a": "① 地点A保存直後（ターン{turn} {pending}、ツール未実行）",
+    "tool_start": "① と ② のあいだ（ターン{turn} {name} {id} の実行中）",
+    "tool_ran": "② ツール完了・台帳未記録（ターン{turn} {name} {id}）",
+    "effect_written": "台帳記録済み・地点B未保存（レッスンのデモ、ターン{turn} {name} {id}）",
+    "save_b": "③ 地点B保存直後（ターン{turn}）",
+    "resume": "再開の読み込み直後（ターン{turn}、reconcile の前）",
+    "reconcile": "reconcile の直後（ターン{turn} {name} {id}、地点B未保存）",
+    "done": "完了のあと（プロセスはもう終わるところでした）",
+}
+LAB_COMPARE_CONCLUSION = "再開すると"
+LAB_COMPARE_DISKS = "ディスク"
+LAB_COMPARE_SAME = "再開が読む checkpoint.json と effects.json はバイト単位で同じ。だから再開は ① と ② を見分けられず、同じ判断になる"
+LAB_COMPARE_ASKED = (
+    "再開が読む checkpoint.json と effects.json はバイト単位で同じ。それでも判断が分かれるのは、外の世界"
+    "（report.txt の冪等キー）に問い合わせたから"
+)

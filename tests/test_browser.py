@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -64,7 +65,8 @@ def wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 90) -> None
 def sandbox(tmp_path_factory):
     """A folder with a copy of the notebook, and Jupyter/IPython/matplotlib state kept out of $HOME."""
     root = tmp_path_factory.mktemp("browser")
-    shutil.copy(ROOT / "notebooks" / "crash_lab.ipynb", root / "crash_lab.ipynb")
+    for name in ("crash_lab.ipynb", "crash_lab_presenter.ipynb"):
+        shutil.copy(ROOT / "notebooks" / name, root / name)
     state = root / ".state"
     settings = state / "lab-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
@@ -81,6 +83,7 @@ def sandbox(tmp_path_factory):
         "JUPYTERLAB_WORKSPACES_DIR": str(state / "ws"),
     }
     ARTIFACTS.mkdir(exist_ok=True)
+    SCREENS.mkdir(parents=True, exist_ok=True)
     return root, env
 
 
@@ -96,6 +99,11 @@ def serve(cmd: list[str], cwd: Path, env: dict, ready_url: str):
     return proc
 
 
+# The projector: 1920x1080 at 150 % zoom is a 1280x720 page drawn with 1.5 device pixels per CSS pixel.
+SCREEN = {"width": 1280, "height": 720}
+SCREENS = Path(os.environ.get("CRASHLAB_SCREENS", ARTIFACTS))
+
+
 def facts_sit_by_the_buttons(page) -> None:
     """The facts that decide a resume are just below the buttons, above the file views: seen without scrolling."""
     buttons = page.locator("button.lab-run").bounding_box()
@@ -106,10 +114,57 @@ def facts_sit_by_the_buttons(page) -> None:
     assert facts["y"] + facts["height"] <= views["y"], (facts, views)
 
 
-def drive_crash_lab(page, screenshot: Path) -> None:
-    """Choose ② on write_report, run, check the views and the facts, resume, check the branch; compare ① and ②."""
+def no_button_label_is_cut(page) -> None:
+    """Every button shows its whole label (the row wraps instead of squeezing a button)."""
+    cut = page.evaluate(
+        "() => [...document.querySelectorAll('.lab-root button')]"
+        ".filter(b => b.scrollWidth > b.clientWidth + 1).map(b => b.textContent)"
+    )
+    assert cut == [], cut
+
+
+def the_decision_is_the_largest_text(page) -> None:
+    """No text of the lab is drawn larger than the reconcile decision."""
+    sizes = page.evaluate(
+        """() => {
+        const decision = parseFloat(getComputedStyle(document.querySelector('.lab-branch')).fontSize);
+        let largest = 0, where = '';
+        for (const el of document.querySelectorAll('.lab-root *')) {
+          if (el.closest('.lab-branch')) continue;
+          const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+          const size = parseFloat(getComputedStyle(el).fontSize);
+          if (own && el.getClientRects().length && size > largest) { largest = size; where = el.textContent.slice(0, 40); }
+        }
+        return [decision, largest, where];
+      }"""
+    )
+    assert sizes[0] > sizes[1], sizes
+
+
+def marked(page, view: str) -> list[str]:
+    return page.locator(f".lab-{view} mark.lab-changed").all_inner_texts()
+
+
+def buttons_on_top(page) -> None:
+    page.locator("button.lab-run").evaluate("b => b.scrollIntoView({block: 'start'})")
+
+
+def within_the_screen(page, selector: str) -> None:
+    box = page.locator(selector).bounding_box()
+    assert box and 0 <= box["y"] and box["y"] + box["height"] <= SCREEN["height"], (selector, box)
+
+
+def timeline_svg(page) -> str:
+    return page.locator("img.lab-timeline").evaluate("img => fetch(img.src).then(r => r.text())")
+
+
+def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
+    """Choose ② on write_report, run, check the views and the facts, resume, check the branch and its marks; compare
+    ① and ②; kill a slowed real process by hand; a parallel scenario. `on_top` brings the lab's buttons to the top of
+    the screen (in Voila: the page as it opens)."""
     expect = sync_api.expect
     page.wait_for_selector(".lab-view-effects", timeout=90_000)
+    no_button_label_is_cut(page)
     page.get_by_label("② ツール完了・台帳未記録").check()
     page.get_by_label("write_report（3ターン目）").check()
     page.get_by_label("カーネル内（疑似キル）").check()
@@ -118,6 +173,7 @@ def drive_crash_lab(page, screenshot: Path) -> None:
     expect(page.locator(".lab-view-effects")).to_contain_text("toolu_02")
     expect(page.locator(".lab-view-effects")).not_to_contain_text("toolu_03")
     expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
+    assert "write_report toolu_03" in marked(page, "view-log")  # the run wrote it
     expect(page.locator(".lab-report")).to_contain_text("あり")
     expect(page.locator(".lab-facts")).to_contain_text("pendingToolUse: write_report (toolu_03)")
     expect(page.locator(".lab-facts")).to_contain_text("台帳に pending の id: toolu_03 なし")
@@ -130,23 +186,34 @@ def drive_crash_lab(page, screenshot: Path) -> None:
     expect(page.locator(".lab-facts [data-fact='pendingToolUse'] mark.lab-fact-changed")).to_have_text(
         "null（← write_report (toolu_03)）"
     )
+    # only what the resume changed is marked: not the run's write_report line, which the resume never ran
+    expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
+    assert marked(page, "view-log") == [] and marked(page, "view-effects") == []
+    assert marked(page, "view-checkpoint")  # the resume's is_error result and save B
     facts_sit_by_the_buttons(page)
-    page.locator("button.lab-run").scroll_into_view_if_needed()
-    page.screenshot(path=str(screenshot), full_page=True)
+    the_decision_is_the_largest_text(page)
+    # a second resume keeps the decision and says it had nothing to do
+    page.locator("button.lab-resume").click()
+    expect(page.locator(".lab-branch")).to_contain_text("することはありませんでした", timeout=30_000)
+    expect(page.locator(".lab-branch")).to_contain_text("is_error を追加")
+    on_top(page)
+    page.screenshot(path=str(SCREENS / f"{name}_resume.png"))
 
-    # compare mode: ① and ② on write_report, side by side
+    # compare mode: ① and ② on write_report; the conclusion on the first screen, the old decision gone
     page.locator("button.lab-compare").click()
     expect(page.locator(".lab-status")).to_contain_text(
         "同一: checkpoint.json, effects.json ／ 異なる: tool-runs.log, report.txt", timeout=30_000
     )
     view = page.locator(".lab-compare-view")
-    for name in ("checkpoint.json", "effects.json"):
-        expect(view.locator(f"tr[data-file='{name}'] .lab-same")).to_be_visible()
-    for name in ("tool-runs.log", "report.txt"):
-        expect(view.locator(f"tr[data-file='{name}'] .lab-differ")).to_be_visible()
+    for file in ("checkpoint.json", "effects.json"):
+        expect(view.locator(f"tr[data-file='{file}'] .lab-same")).to_be_visible()
+    for file in ("tool-runs.log", "report.txt"):
+        expect(view.locator(f"tr[data-file='{file}'] .lab-differ")).to_be_visible()
     expect(view.locator("tr.lab-compare-resume")).to_contain_text("台帳ミスかつ副作用あり")
-    view.scroll_into_view_if_needed()
-    page.screenshot(path=str(screenshot.with_name(screenshot.stem + "_compare.png")), full_page=True)
+    expect(page.locator(".lab-branch")).to_be_hidden()
+    on_top(page)
+    within_the_screen(page, "tr.lab-compare-resume")
+    page.screenshot(path=str(SCREENS / f"{name}_compare.png"))
 
     # the same moment with a real process killed by SIGKILL, watched while it runs
     page.get_by_label("本物のプロセス（SIGKILL）").check()
@@ -155,11 +222,42 @@ def drive_crash_lab(page, screenshot: Path) -> None:
     expect(page.locator(".lab-transcript")).to_contain_text(
         "[kill] after-tool-run:3 で SIGKILL（本物のキル）"
     )
+    expect(page.locator(".lab-where")).to_contain_text(
+        "実行したコマンド: CRASH_AFTER=after-tool-run:3 CRASH_MODE=sigkill python -m harness"
+    )
     expect(page.locator(".lab-view-effects")).not_to_contain_text("toolu_03")
     expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
     page.locator("button.lab-resume").click()
     expect(page.locator(".lab-status")).to_contain_text("終了コード 0 で完了しました", timeout=30_000)
     expect(page.locator(".lab-branch")).to_contain_text("台帳ミスかつ副作用あり、判断不能、is_error を追加")
+
+    # 今すぐキル in slow motion: where it landed, the command really run, the kill on the timeline
+    page.get_by_label("なし（最後まで走る）").check()
+    readout = page.locator(".lab-slow .widget-readout")
+    readout.fill("800")
+    readout.press("Enter")
+    page.locator("button.lab-run").click()
+    expect(page.locator(".lab-where")).to_contain_text("実行中: HARNESS_SLOW_MS=800 python -m harness")
+    expect(page.locator(".lab-transcript")).to_contain_text("[turn 2][save A]", timeout=60_000)
+    page.locator("button.lab-kill").click()
+    expect(page.locator(".lab-status")).to_contain_text("今すぐキル: ", timeout=30_000)
+    where = page.locator(".lab-where")
+    expect(where).to_contain_text("実行したコマンド: HARNESS_SLOW_MS=800 python -m harness → ")
+    expect(where).to_contain_text(re.compile(r"落ちた瞬間: (①|②|③|台帳記録済み).*ターン[23]"))
+    expect(page.locator(".lab-where")).not_to_contain_text("落とさずに最後まで")
+    page.wait_for_function(
+        "() => fetch(document.querySelector('img.lab-timeline').src).then(r => r.text())"
+        ".then(t => t.includes('timeline-kill-by-hand'))",
+        timeout=30_000,
+    )
+    on_top(page)
+    page.screenshot(path=str(SCREENS / f"{name}_kill.png"))
+    page.locator("img.lab-timeline").scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENS / f"{name}_kill_timeline.png"))
+    readout.fill("0")
+    readout.press("Enter")
+    page.locator("button.lab-resume").click()
+    expect(page.locator(".lab-status")).to_contain_text("終了コード 0 で完了しました", timeout=30_000)
 
     # another scenario: the pending set, crashed in the middle of its second turn; one resume, two branches
     page.locator(".lab-scenario select").select_option(label="並列: 1ターンに複数のツール（--parallel）")
@@ -184,11 +282,13 @@ def drive_crash_lab(page, screenshot: Path) -> None:
     expect(branch).to_contain_text(
         "tool_use_id=toolu_04 name=write_report 台帳ミスかつ副作用あり、判断不能、is_error を追加"
     )
-    page.locator("button.lab-run").scroll_into_view_if_needed()
-    page.screenshot(path=str(screenshot.with_name(screenshot.stem + "_parallel.png")), full_page=True)
+    no_button_label_is_cut(page)
+    on_top(page)
+    page.screenshot(path=str(SCREENS / f"{name}_parallel.png"))
 
 
 def test_crash_lab_in_jupyterlab(sandbox):
+    """At 1280x720 with the file browser open beside the notebook."""
     root, env = sandbox
     port = free_port()
     proc = serve(
@@ -211,7 +311,7 @@ def test_crash_lab_in_jupyterlab(sandbox):
     try:
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page = browser.new_page(viewport=SCREEN)
             page.goto(f"http://127.0.0.1:{port}/lab/tree/crash_lab.ipynb")
             page.wait_for_function(
                 "window.jupyterapp && window.jupyterapp.shell.currentWidget"
@@ -222,19 +322,36 @@ def test_crash_lab_in_jupyterlab(sandbox):
                 " === 'idle'",
                 timeout=90_000,
             )
+            page.evaluate("window.jupyterapp.shell.activateById('filebrowser')")
+            sync_api.expect(page.locator("#filebrowser")).to_be_visible()
+            # before its cell runs, the lab's cell shows no widget tree as text
+            sync_api.expect(page.locator(".jp-OutputArea-output").first).to_be_attached()
+            assert "VBox(children" not in page.locator(".jp-Notebook").inner_text()
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            drive_crash_lab(page, ARTIFACTS / "crash_lab_jupyterlab.png")
+            drive_crash_lab(page, "crash_lab_jupyterlab_1280x720")
             browser.close()
     finally:
         proc.terminate()
         proc.wait(timeout=20)
 
 
+def voila_top(page) -> None:
+    """Voila as it opens: the page at its top."""
+    page.evaluate("window.scrollTo(0, 0)")
+
+
 def test_crash_lab_in_voila(sandbox):
+    """The presenter notebook on a projector: 1920x1080 at 150 % zoom. The lab is the first thing on the screen."""
     root, env = sandbox
     port = free_port()
     proc = serve(
-        [str(BIN / "voila"), "crash_lab.ipynb", "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1"],
+        [
+            str(BIN / "voila"),
+            "crash_lab_presenter.ipynb",
+            "--no-browser",
+            f"--port={port}",
+            "--Voila.ip=127.0.0.1",
+        ],
         root,
         env,
         f"http://127.0.0.1:{port}/",
@@ -242,9 +359,14 @@ def test_crash_lab_in_voila(sandbox):
     try:
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page = browser.new_page(viewport=SCREEN, device_scale_factor=1.5)
             page.goto(f"http://127.0.0.1:{port}/", timeout=90_000)
-            drive_crash_lab(page, ARTIFACTS / "crash_lab_voila.png")
+            page.wait_for_selector(".lab-root button.lab-run", timeout=90_000)
+            within_the_screen(page, "button.lab-run")
+            top = page.locator(".lab-root").bounding_box()
+            assert top and top["y"] < 100, top  # nothing before the lab but the page's margin
+            page.screenshot(path=str(SCREENS / "crash_lab_voila_1920x1080_at_150_open.png"))
+            drive_crash_lab(page, "crash_lab_voila_1920x1080_at_150", on_top=voila_top)
             browser.close()
     finally:
         proc.terminate()

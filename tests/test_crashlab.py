@@ -6,13 +6,16 @@ from __future__ import annotations
 import html
 import json
 import re
+import time
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("ipywidgets")
 
+from harness import texts
 from harness.lab import COMPARED, file_bytes, pretty, read_text
-from harness.lab.crashlab import NO_RECONCILE, CrashLab
+from harness.lab.crashlab import NO_RECONCILE, CrashLab, landed
 from harness.lab.process import run_harness
 
 # The lesson's branch for each crash moment on each turn (turns 1-2 are read-only tools, turn 3 writes the report).
@@ -26,6 +29,7 @@ EXPECTED = {
     "after-save-b": {1: None, 2: None, 3: None},
 }
 TOOL_IDS = {1: "toolu_01", 2: "toolu_02", 3: "toolu_03"}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def text_of(view_html: str) -> str | None:
@@ -70,6 +74,7 @@ def test_real_process_sigkill_then_resume(lab, moment):
     lab.run_button.click()
     lab.wait()
     assert lab.phase == "crashed"
+    assert "SIGKILL で死にました" in lab.status.value
     assert_views_match_disk(lab)
     assert any("SIGKILL" in o["text"] for o in lab.transcript.outputs)
     lab.resume_button.click()
@@ -176,6 +181,278 @@ def test_changed_lines_are_highlighted(lab):
     assert "&quot;pendingToolUse&quot;: null" in lab.views["checkpoint.json"].value
 
 
+def marked_lines(view_html: str) -> list[str]:
+    return [html.unescape(m) for m in re.findall(r"<mark class='lab-changed'[^>]*>(.*?)</mark>", view_html)]
+
+
+def lines_added(before: str | None, after: str | None) -> list[str]:
+    """The lines of `after` that `before` does not have at all (independent of the lab's diff)."""
+    old = set((before or "").splitlines())
+    return [line for line in (after or "").splitlines() if line not in old]
+
+
+@pytest.mark.parametrize("how", ["simulated", "sigkill"])
+@pytest.mark.parametrize("moment", list(EXPECTED))
+def test_after_a_resume_only_the_lines_the_resume_changed_are_highlighted(lab, how, moment):
+    lab.moment.value, lab.turn.value, lab.how.value = moment, 3, how
+    lab.run_button.click()
+    lab.wait()
+    crashed = {name: pretty(read_text(lab.workdir / name)) for name in lab.views}
+    lab.resume_button.click()
+    lab.wait()
+    assert_marks_only_what_changed(lab, crashed)  # the run's marks are gone
+    # the resume never runs write_report after ②: its line in tool-runs.log is the run's, not marked
+    if moment == "after-tool-run":
+        assert "write_report toolu_03" in text_of(lab.views["tool-runs.log"].value)
+        assert "write_report toolu_03" not in marked_lines(lab.views["tool-runs.log"].value)
+
+
+def test_a_fresh_run_marks_every_line_it_wrote(lab):
+    lab.moment.value, lab.turn.value = "after-save-b", 2
+    lab.run_button.click()
+    for name, view in lab.views.items():
+        assert marked_lines(view.value) == pretty(read_text(lab.workdir / name)).splitlines(), name
+
+
+def assert_marks_only_what_changed(lab, before: dict) -> None:
+    """Every line added since `before` is marked; nothing in a file the action left alone is."""
+    for name, view in lab.views.items():
+        now = pretty(read_text(lab.workdir / name))
+        marked = marked_lines(view.value)
+        if now == before[name]:
+            assert marked == [], name
+        else:
+            assert set(lines_added(before[name], now)) <= set(marked) <= set(now.splitlines()), name
+
+
+def test_each_step_marks_only_the_lines_that_step_wrote(lab):
+    lab.moment.value, lab.turn.value = "after-save-b", 1
+    before = {name: None for name in lab.views}
+    for _ in range(4):  # save_a, tool_ran, effect_written, save_b of turn 1
+        lab.step_button.click()
+        assert_marks_only_what_changed(lab, before)
+        before = {name: pretty(read_text(lab.workdir / name)) for name in lab.views}
+
+
+# A second resume: the decision that mattered stays, and the lab says there was nothing to do
+
+DECISION_OF = {moment: (branch[3] if branch[3] else NO_RECONCILE) for moment, branch in EXPECTED.items()}
+
+
+@pytest.mark.parametrize("how", ["simulated", "sigkill"])
+@pytest.mark.parametrize("moment", list(EXPECTED))
+def test_a_second_resume_keeps_the_decision_and_says_it_had_nothing_to_do(lab, how, moment):
+    lab.moment.value, lab.turn.value, lab.how.value = moment, 3, how
+    lab.run_button.click()
+    lab.wait()
+    lab.resume_button.click()
+    lab.wait()
+    first = lab.branch.value
+    assert first.endswith(DECISION_OF[moment]) and texts.LAB_NOTHING_TO_DO not in first
+    for _ in range(
+        2
+    ):  # a second and a third resume: the same decision, one note, never 「reconcile なし」 instead
+        lab.resume_button.click()
+        lab.wait()
+        assert lab.phase == "done"
+        shown = text_of(lab.branch.value)
+        assert shown.startswith(text_of(first)), shown
+        assert shown.count(texts.LAB_NOTHING_TO_DO) == 1
+        if DECISION_OF[moment] != NO_RECONCILE:
+            assert NO_RECONCILE not in shown
+    assert lab.branch.layout.display != "none"
+
+
+def test_a_resume_of_a_run_that_never_crashed_says_it_had_nothing_to_do(lab):
+    lab.moment.value = None
+    lab.run_button.click()
+    assert lab.phase == "done" and lab.branch.value == "" and lab.branch.layout.display == "none"
+    lab.resume_button.click()
+    assert text_of(lab.branch.value) == texts.LAB_NOTHING_TO_DO_ALONE
+
+
+def test_a_new_crash_after_a_resume_shows_the_new_resumes_decision(lab):
+    lab.moment.value, lab.turn.value = "after-tool-run", 3
+    lab.run_button.click()
+    lab.resume_button.click()
+    lab.moment.value = "after-effect-write"
+    lab.run_button.click()
+    assert lab.branch.value == ""  # a new run: the old decision is not this run's
+    lab.resume_button.click()
+    assert lab.branch.value.endswith(HIT) and UNKNOWN not in lab.branch.value
+
+
+# 今すぐキル: where it landed, and the command that was really run
+
+
+def moment_on_disk(workdir) -> str:
+    """Which moment the disk is at, read from the files alone: ①, ②, the lesson's demo point, or ③."""
+    cp = json.loads((workdir / "checkpoint.json").read_text(encoding="utf-8"))
+    pending = cp["pendingToolUse"]
+    if pending is None:
+        return "③"
+    effects_file = workdir / "effects.json"
+    ledger = json.loads(effects_file.read_text(encoding="utf-8")) if effects_file.exists() else {}
+    if pending["id"] in ledger:
+        return "台帳記録済み"
+    ran = f"{pending['name']} {pending['id']}" in tool_runs(workdir)
+    return "②" if ran else "①"
+
+
+@pytest.mark.parametrize(
+    "after",
+    [("save_a", 2), ("tool_ran", "toolu_02"), ("effect_written", "toolu_02"), ("save_b", 2)],
+    ids=lambda a: a[0],
+)
+def test_kill_now_says_where_it_landed_and_the_command_that_ran(lab, after):
+    kind, which = after
+    lab.moment.value, lab.how.value, lab.slow.value = None, "sigkill", 400
+    lab.run_button.click()
+    assert "落とさずに最後まで" not in lab.where.value
+    assert "HARNESS_SLOW_MS=400 python -m harness" in text_of(lab.where.value)
+
+    def reached() -> bool:
+        return any(e.kind == kind and which in (e.data.get("turn"), e.data.get("id")) for e in lab.events)
+
+    while lab.poll() and not reached():
+        time.sleep(0.01)
+    lab.kill_button.click()
+    lab.wait()
+    assert lab.phase == "crashed"
+    moment = moment_on_disk(lab.workdir)  # the disk's own answer, not the lab's events
+    turn = json.loads((lab.workdir / "checkpoint.json").read_text(encoding="utf-8"))["turns"]
+    where = text_of(lab.where.value)
+    assert where.startswith("実行したコマンド: HARNESS_SLOW_MS=400 python -m harness → ")
+    landed_text = where.split("落ちた瞬間: ", 1)[1]
+    assert landed_text.startswith(moment) and f"ターン{turn}" in landed_text, (landed_text, moment, turn)
+    assert landed_text in text_of(lab.status.value)
+    assert landed_text in lab.transcript.outputs[-1]["text"]
+    assert lab.events[-1].kind == "crash" and lab.events[-1].data["label"] == texts.LAB_KILL_MARK
+    lab.moment.value = "after-save-a"  # choosing again: the line says what the controls now choose
+    assert text_of(lab.where.value).startswith("CRASH_AFTER=after-save-a:")
+
+
+def test_a_planned_real_kill_shows_its_command_with_crash_after(lab):
+    lab.moment.value, lab.turn.value, lab.how.value = "after-tool-run", 3, "sigkill"
+    lab.run_button.click()
+    lab.wait()
+    assert text_of(lab.where.value) == (
+        "実行したコマンド: CRASH_AFTER=after-tool-run:3 CRASH_MODE=sigkill python -m harness"
+    )
+    lab.resume_button.click()
+    lab.wait()
+    assert text_of(lab.where.value) == "実行したコマンド: python -m harness --resume"
+
+
+def clean_run_events(scenario="lesson"):
+    from harness.scenarios import clean_events
+
+    return clean_events(scenario)
+
+
+def test_where_a_kill_landed_is_named_after_the_last_step_for_every_prefix_of_a_run():
+    from harness.vocab import CRASH_LABELS, LABEL_AFTER_EVENT
+
+    events = clean_run_events()
+    turn = None
+    for i, event in enumerate(events):
+        if event.kind == "save_a":
+            turn = event.data["turn"]
+        text = landed(events[: i + 1])
+        if event.kind in LABEL_AFTER_EVENT:
+            name = CRASH_LABELS[LABEL_AFTER_EVENT[event.kind]]
+            assert text.startswith(name.split("（")[0].split("・")[0]), (event, text)
+            assert f"ターン{turn}" in text, (event, text)
+    assert landed([]) == texts.LAB_LANDED[None]
+
+
+# The lab as a person sees it
+
+
+def test_the_lab_cell_shows_a_line_not_the_widget_tree_before_it_runs(lab):
+    data = lab._repr_mimebundle_()
+    assert data["text/plain"] == texts.LAB_NOT_SHOWN_YET and "VBox" not in data["text/plain"]
+    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == lab.widget.model_id
+
+
+@pytest.mark.parametrize("name", ["crash_lab.ipynb", "crash_lab_presenter.ipynb"])
+def test_the_stored_lab_cell_has_no_widget_repr(name):
+    import nbformat
+
+    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    shown = [
+        o["data"]
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
+    assert shown and all(d["text/plain"] == texts.LAB_NOT_SHOWN_YET for d in shown)
+
+
+def test_the_presenter_notebook_shows_only_the_lab_first():
+    import nbformat
+
+    nb = nbformat.read(ROOT / "notebooks" / "crash_lab_presenter.ipynb", as_version=4)
+    assert nb.cells[0].cell_type == "code" and "CrashLab(" in nb.cells[0].source
+
+
+def test_compare_hides_the_labs_own_decision_and_shows_its_conclusion_first(lab):
+    lab.moment.value, lab.turn.value = "after-effect-write", 3
+    lab.run_button.click()
+    lab.resume_button.click()
+    assert lab.branch.value.endswith(HIT)
+    lab.moment.value = "after-tool-run"
+    lab.compare_button.click()
+    assert lab.branch.value == "" and lab.branch.layout.display == "none"
+    assert lab.facts.layout.display == "none"  # the lab's own folder's facts are not the comparison's
+    view = lab.compare_view.value
+    conclusion = view.index("lab-compare-resume")
+    assert conclusion < view.index("lab-compare-facts") < view.index("lab-compare-row")
+    assert view.count(UNKNOWN) == 2
+    lab.resume_button.click()  # any other action shows the lab's own folder again
+    assert lab.facts.layout.display is None and lab.compare_view.value == ""
+
+
+def text_extents_inside_the_figure(events) -> list:
+    """The texts of the timeline that reach outside the picture (none may)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from harness.lab.plots import draw_timeline
+
+    fig = Figure(figsize=(9, 3.2))
+    ax = fig.add_subplot()
+    draw_timeline(events, ax)
+    fig.subplots_adjust(left=0.1, right=0.98, top=0.95, bottom=0.3)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    box = fig.bbox
+    outside = []
+    for text in ax.texts:
+        extent = text.get_window_extent(renderer)
+        if (
+            extent.x0 < box.x0 - 1
+            or extent.x1 > box.x1 + 1
+            or extent.y0 < box.y0 - 1
+            or extent.y1 > box.y1 + 1
+        ):
+            outside.append(text.get_text())
+    return outside
+
+
+@pytest.mark.parametrize("scenario", ["lesson", "parallel", "idempotent", "parallel+idempotent"])
+@pytest.mark.parametrize("moment", ["after-save-a", "after-tool-run", "after-save-b"])
+def test_no_label_of_the_timeline_is_cut_off(tmp_path, scenario, moment):
+    lab = CrashLab(tmp_path / "lab", timeline=False)
+    lab.scenario.value = scenario
+    lab.moment.value = moment
+    lab.turn.value = len(lab.turn.options)  # the last occurrence: its labels sit at the right edge
+    lab.run_button.click()
+    lab.resume_button.click()
+    lab.resume_button.click()
+    assert text_extents_inside_the_figure(lab.events) == []
+
+
 # The facts that decide a resume, on top of the file views, and their changes marked
 
 
@@ -271,6 +548,7 @@ def test_compare_shows_moments_1_and_2_side_by_side_byte_for_byte(lab, tmp_path,
     branch = EXPECTED["after-save-a"][turn]
     assert lab.compared["resumed"]["①"].endswith(branch) and lab.compared["resumed"]["②"].endswith(branch)
     assert "同一: checkpoint.json, effects.json" in lab.status.value
+    assert compare_verdict(lab) == texts.LAB_COMPARE_SAME  # same disks, so the same decision
 
 
 def test_compare_leaves_the_labs_own_run_alone(lab):
@@ -542,6 +820,14 @@ def test_compare_in_the_idempotent_scenario_shows_the_same_disks_and_the_two_ans
     }
     assert lab.compared["resumed"]["①"].endswith(ASKED_RUN)
     assert lab.compared["resumed"]["②"].endswith(ASKED_DONE)
+    assert (
+        compare_verdict(lab) == texts.LAB_COMPARE_ASKED
+    )  # same disks, two answers: the outside world decided
+
+
+def compare_verdict(lab) -> str:
+    match = re.search(r"class='lab-compare-verdict'.*?→ (.*?)</td>", lab.compare_view.value)
+    return html.unescape(match.group(1)) if match else ""
 
 
 @pytest.mark.parametrize("scenario", ["parallel", "parallel+idempotent"])
@@ -577,4 +863,21 @@ def test_the_timeline_draws_every_scenarios_branches(tmp_path, scenario):
     lab.run_button.click()
     lab.resume_button.click()
     assert lab.phase == "done"
-    assert bytes(lab.timeline.value).startswith(b"\x89PNG")
+    assert b"<svg" in bytes(lab.timeline.value)[:400]
+
+
+def test_in_a_kernel_the_status_goes_out_before_the_picture_is_drawn(tmp_path):
+    """A kernel sends the page a click's changes when its handler returns: the picture is drawn after that."""
+    import asyncio
+
+    async def click_and_wait():
+        lab = CrashLab(tmp_path / "lab")
+        lab.moment.value, lab.turn.value = "after-tool-run", 3
+        lab.run_button.click()
+        assert "疑似キル" in lab.status.value and lab.views["effects.json"].value
+        assert bytes(lab.timeline.value) == b""  # not drawn inside the click
+        while not bytes(lab.timeline.value):  # the loop draws it next (pytest's timeout ends a hang)
+            await asyncio.sleep(0.01)
+        assert b"<svg" in bytes(lab.timeline.value)[:400] and lab.timeline.layout.display is None
+
+    asyncio.run(asyncio.wait_for(click_and_wait(), timeout=60))

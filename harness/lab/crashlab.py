@@ -87,9 +87,21 @@ def branch_html(reconciled: list[dict]) -> str:
         for r in reconciled
     ]
     if len(lines) == 1:
-        return f"<b>再開時の判断:</b> {lines[0]}"
-    head = f"<b>再開時の判断（宙ぶらりんな呼び出し {len(lines)} 件に、1件ずつ reconcile）:</b><br>"
+        return f"<b>{texts.LAB_DECISION}:</b> {lines[0]}"
+    head = f"<b>{texts.LAB_DECISION}（宙ぶらりんな呼び出し {len(lines)} 件に、1件ずつ reconcile）:</b><br>"
     return head + "<br>".join(lines)
+
+
+# The decision's box: the largest text of the lab, its edge coloured by the branch (is_error red, a ledger hit green).
+DECISION_STYLE = {"font_size": "19px", "background": "#fff8e1"}
+DECISION_EDGE = {
+    "unknown": "#cf222e",
+    "hit": "#1a7f37",
+    "asked-done": "#1a7f37",
+    "rerun": "#0969da",
+    "asked-run": "#0969da",
+    None: "#6e7781",
+}
 
 
 class _Pause(BaseException):
@@ -216,7 +228,7 @@ def _pre(data: bytes | None) -> str:
     if data is None:
         return f"<pre style='{PRE_STYLE};max-height:220px;color:#888'>（ファイルなし）</pre>"
     text = pretty(data.decode("utf-8", errors="replace"))
-    return f"<pre style='{PRE_STYLE};max-height:220px'>{html.escape(text)}</pre>"
+    return f"<pre style='{PRE_STYLE};max-height:160px'>{html.escape(text)}</pre>"
 
 
 def compare_html(
@@ -228,7 +240,7 @@ def compare_html(
     differ = "color:#cf222e;font-weight:bold"
     cells = [
         f"<tr><th></th><th>① after-save-a:{turn}</th><th>② after-tool-run:{turn}</th></tr>",
-        "<tr class='lab-compare-facts'><td><b>再開を決める事実</b></td>"
+        "<tr class='lab-compare-facts' style='font-size:12px'><td><b>再開を決める事実</b></td>"
         + "".join(
             "<td>"
             + " ・ ".join(f"{FACT_LABELS[n]}: <b>{html.escape(facts[m][n])}</b>" for n in FACT_NAMES)
@@ -251,15 +263,53 @@ def compare_html(
             f"<td style='vertical-align:top;width:41%'>{_pre(row['a'])}</td>"
             f"<td style='vertical-align:top;width:41%'>{_pre(row['b'])}</td></tr>"
         )
-    cells.append(
-        "<tr class='lab-compare-resume'><td><b>再開すると</b></td>"
-        + "".join(f"<td>{html.escape(resumed[m])}</td>" for m in ("①", "②"))
-        + "</tr>"
+    # the conclusion first, right under the heading: what each resume decided, then which files differ
+    conclusion = (
+        f"<tr class='lab-compare-resume' style='font-size:14px;background:#fff8e1'><td><b>{texts.LAB_COMPARE_CONCLUSION}"
+        "</b></td>" + "".join(f"<td><b>{html.escape(resumed[m])}</b></td>" for m in ("①", "②")) + "</tr>"
     )
+    disks = (
+        f"<tr class='lab-compare-disks'><td><b>{texts.LAB_COMPARE_DISKS}</b></td><td colspan='2'>"
+        + " ・ ".join(
+            f"{row['name']} "
+            + (
+                f"<span style='{same}'>同一</span>"
+                if row["same"]
+                else f"<span style='{differ}'>異なる</span>"
+            )
+            for row in rows
+        )
+        + "</td></tr>"
+    )
+    state_same = all(row["same"] for row in rows if row["name"] in (CHECKPOINT_FILE, EFFECTS_FILE))
+    if state_same:
+        verdict = texts.LAB_COMPARE_SAME if resumed["①"] == resumed["②"] else texts.LAB_COMPARE_ASKED
+        conclusion += (
+            f"<tr class='lab-compare-verdict' style='background:#fff8e1'><td></td>"
+            f"<td colspan='2' style='font-size:14px'>→ {html.escape(verdict)}</td></tr>"
+        )
+    cells[1:1] = [conclusion, disks]
     return (
         f"<div><b>①と②を比べる（{turn}ターン目: {tool}）</b> 落ちた直後のディスクを並べています"
         f"<table style='width:100%;border-collapse:collapse;font-size:12px'>{''.join(cells)}</table></div>"
     )
+
+
+def landed(events: list[Event]) -> str:
+    """Where a kill by hand landed: after the last step the process reported (it reports a step, then pauses in slow
+    motion, so the kill comes in that pause), in the lesson's words, with the turn and the call."""
+    turn, call, last = "?", {}, None
+    for event in events:
+        if event.kind in ("save_a", "resume"):
+            turn = event.data["turn"]
+        if "id" in event.data:
+            call = event.data
+        if event.kind in texts.LAB_LANDED:
+            last = event
+    if last is None:
+        return texts.LAB_LANDED[None]
+    data = {"turn": turn, "pending": "", "name": "", "id": "", **call, **last.data}
+    return texts.LAB_LANDED[last.kind].format(**data)
 
 
 class CrashLab:
@@ -270,7 +320,17 @@ class CrashLab:
         self.events_file = self.workdir.parent / f"{self.workdir.name}.events.jsonl"
         self.with_timeline = timeline
         self.events: list[Event] = []
-        self.shown: dict[str, str | None] = {name: None for name in FILES}
+        self.shown: dict[str, tuple | None] = {name: None for name in FILES}  # (base, now) each view shows
+        self.files_base: dict[str, str | None] = {
+            name: None for name in FILES
+        }  # the files when the action began
+        self.lines: list[str] = []  # transcript lines not yet sent to the page (one message per action)
+        self.decision: str | None = (
+            None  # the decision of the resume after the crash (a later resume keeps it)
+        )
+        self.resuming_after_done = False
+        self.command: str | None = None  # the command line of the latest real process, as run
+        self.process_events = 0  # where the current process's events begin in self.events
         self.process: WatchedProcess | None = None
         self.crash_snapshot: dict[str, bytes] | None = None
         self.steps_taken = 0
@@ -310,13 +370,14 @@ class CrashLab:
         self.status = w.HTML()
         self.facts = w.HTML()  # what decides a resume, on top of the file views (no scrolling needed)
         self.facts_base: dict[str, str] | None = None  # the facts when the latest action began
-        self.branch = w.HTML()
+        self.branch = w.HTML(style=DECISION_STYLE, layout=w.Layout(display="none", padding="4px 10px"))
         self.compare_view = w.HTML()
         self.compared: dict | None = None  # the latest comparison of ① and ② (for a test or a person)
         self.views = {name: w.HTML() for name in FILES}
         self.report = w.HTML()
         self.transcript = w.Output(layout=w.Layout(border="1px solid #ccc", padding="4px"))
-        self.timeline = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        # SVG: sharp at any zoom (a projector at 150 %); its width follows the page, up to its drawn size
+        self.timeline = w.Image(format="svg+xml", layout=w.Layout(width="100%", max_width="900px"))
         # stable CSS hooks, for a person's stylesheet and for the browser test
         for widget, css in (
             (self.scenario, "lab-scenario"),
@@ -329,6 +390,7 @@ class CrashLab:
             (self.report, "lab-report"),
             (self.transcript, "lab-transcript"),
             (self.timeline, "lab-timeline"),
+            (self.slow, "lab-slow"),
         ):
             widget.add_class(css)
         for name, css in zip(FILES, ("lab-view-checkpoint", "lab-view-effects", "lab-view-log")):
@@ -341,7 +403,13 @@ class CrashLab:
         self.reset()
 
     def _button(self, description: str, style: str, icon: str, css: str, action: str) -> w.Button:
-        button = w.Button(description=description, button_style=style, icon=icon)
+        # as wide as its label (never cut), and the row wraps rather than squeezing a button
+        button = w.Button(
+            description=description,
+            button_style=style,
+            icon=icon,
+            layout=w.Layout(width="auto", flex="0 0 auto", padding="0 12px"),
+        )
         button.add_class(css)
         button.on_click(lambda _: getattr(self, action)())
         return button
@@ -360,7 +428,8 @@ class CrashLab:
                 self.reset_button,
                 self.kill_button,
                 self.compare_button,
-            ]
+            ],
+            layout=w.Layout(flex_flow="row wrap"),
         )
         files = w.HBox(
             [
@@ -369,8 +438,10 @@ class CrashLab:
             ]
         )
         parts = [
-            w.HTML("<h3>Crash Lab: 落として、見て、拾い直す</h3>"),
-            w.HBox([self.scenario, self.where]),
+            w.HTML(
+                "<div style='font-size:15px;font-weight:bold;margin:4px 0'>Crash Lab: 落として、見て、拾い直す</div>"
+            ),
+            w.HBox([self.scenario, self.where], layout=w.Layout(flex_flow="row wrap", align_items="center")),
             controls,
             buttons,
             self.status,
@@ -384,12 +455,14 @@ class CrashLab:
         ]
         if self.with_timeline:
             parts += [w.HTML("<b>タイムライン</b>"), self.timeline]
-        return w.VBox(parts)
+        return w.VBox(parts).add_class("lab-root")
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, **kwargs) -> dict:
+        """The widget, and for a page that has no widget state yet (a notebook opened, its cell not yet run) one
+        line saying so, instead of the widget tree's repr."""
+        data = self.widget._repr_mimebundle_(**kwargs)
+        data["text/plain"] = texts.LAB_NOT_SHOWN_YET
+        return data
 
     # ---- what every run reports to -------------------------------------------------------------------------------
     def on_event(self, event: Event) -> None:
@@ -397,23 +470,50 @@ class CrashLab:
         self.events.append(event)
         line = texts.format_event(event.kind, event.data)
         if line is not None:
-            self.transcript.append_stdout(line + "\n")
+            self.lines.append(line)
         if event.kind == "resume":
             self.reconciled = []
             if event.data.get("pending") is None:
-                self.branch.value = f"<b>再開時の判断:</b> {NO_RECONCILE}"
+                if self.resuming_after_done:  # the run was complete: the decision that mattered stays
+                    note = texts.LAB_NOTHING_TO_DO if self.decision else texts.LAB_NOTHING_TO_DO_ALONE
+                    self._show_branch((self.decision + "<br>" if self.decision else "") + html.escape(note))
+                else:
+                    self.decision = f"<b>{texts.LAB_DECISION}:</b> {NO_RECONCILE}"
+                    self._show_branch(self.decision)
         if event.kind == "reconcile":  # one per pending call: a parallel resume has several
             self.reconciled.append({k: event.data[k] for k in ("id", "name", "branch")})
-            self.branch.value = branch_html(self.reconciled)
+            self.decision = branch_html(self.reconciled)
+            self._show_branch(self.decision, event.data["branch"])
+
+    def _show_branch(self, value: str, branch: str | None = None) -> None:
+        """The decision box (hidden while empty), its edge coloured by the branch."""
+        if not value:
+            self.branch.value, self.branch.layout.display = "", "none"
+            return
+        edge = DECISION_EDGE.get(branch, DECISION_EDGE[None])
+        if self.reconciled and any(r["branch"] == "unknown" for r in self.reconciled):
+            edge = DECISION_EDGE["unknown"]
+        self.branch.layout.border_left = f"6px solid {edge}"
+        self.branch.layout.display = None
+        self.branch.value = value
+
+    def _say(self, line: str) -> None:
+        self.lines.append(line)
+
+    def flush(self) -> None:
+        """Send what the action did to the page: the transcript's new lines in one message, then the views."""
+        if self.lines:
+            self.transcript.append_stdout("".join(line + "\n" for line in self.lines))
+            self.lines = []
         self.refresh()
 
     def refresh(self) -> None:
-        """Re-read the work folder; the lines of the latest change to each file stay highlighted."""
+        """Re-read the work folder; the lines the current action added or changed are highlighted (only those)."""
         for name in FILES:
-            now = pretty(read_text(self.workdir / name))
-            if now != self.shown[name] or not self.views[name].value:
-                self.views[name].value = highlight(self.shown[name], now)
-                self.shown[name] = now
+            shown = (self.files_base[name], pretty(read_text(self.workdir / name)))
+            if shown != self.shown[name] or not self.views[name].value:
+                self.views[name].value = highlight(*shown)
+                self.shown[name] = shown
         outputs = [REPORT_FILE] + ([] if one_call_per_turn(self.scenario.value) else [SUMMARY_FILE])
         self.report.value = " ・ ".join(
             f"<b>{name}:</b> {'あり' if (self.workdir / name).exists() else 'なし'}" for name in outputs
@@ -421,16 +521,23 @@ class CrashLab:
         self.facts.value = facts_html(recovery_facts(self.workdir, self.scenario.value), self.facts_base)
 
     def _begin(self) -> None:
-        """An action starts: the facts as they are now are what its changes are marked against."""
+        """An action starts: the facts and the files as they are now are what its changes are marked against."""
         self.facts_base = recovery_facts(self.workdir, self.scenario.value)
+        self.files_base = self._files()
+        self.facts.layout.display = None  # hidden while a comparison was shown
+
+    def _files(self) -> dict[str, str | None]:
+        return {name: pretty(read_text(self.workdir / name)) for name in FILES}
 
     def _clear_views(self) -> None:
         self.shown = {name: None for name in FILES}
         for view in self.views.values():
             view.value = ""
         self.transcript.outputs = ()
-        self.branch.value = ""
-        self.reconciled = []
+        self.lines = []
+        self.facts.layout.display = None
+        self.reconciled, self.decision = [], None
+        self._show_branch("")
         self.compare_view.value = ""
 
     def _set_status(self, text: str) -> None:
@@ -481,13 +588,29 @@ class CrashLab:
             moments = moments_of(scenario).get(label, [])
             what = moments[n - 1] if n and n <= len(moments) else "（この回数には届きません）"
             text = f"<code>CRASH_AFTER={label}:{n} {command}</code> = {html.escape(what)}"
+        self._show_where(text)
+
+    def _show_where(self, text: str) -> None:
         self.where.value = f"<span style='font-size:12px'>{text}</span>"
+
+    def _draw_timeline_later(self) -> None:
+        """Draw the picture once the click's handler has returned. The page shows a click's changes only after its
+        handler ends (measured in Voila: with the drawing made to take 1 s inside the handler, the status line
+        appeared 1 s late), so drawing inside it would hold back the status and the views for as long as
+        matplotlib takes. Outside a kernel's event loop (a script, a test) the picture is drawn at once."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._draw_timeline()
+            return
+        loop.call_later(0.02, self._draw_timeline)
 
     def _draw_timeline(self) -> None:
         if self.with_timeline:
-            from .plots import timeline_png
+            from .plots import timeline_svg
 
-            self.timeline.value = timeline_png(self.events)
+            self.timeline.value = timeline_svg(self.events)
+            self.timeline.layout.display = None
 
     # ---- buttons ------------------------------------------------------------------------------------------------
     def reset(self) -> None:
@@ -500,9 +623,13 @@ class CrashLab:
         self.step_phase = None
         self._clear_views()
         self.timeline.value = b""
+        self.timeline.layout.display = "none"  # no picture yet: no empty image frame either
         self._begin()
         self.refresh()
         self._set_status("まだ何も実行していません")
+        if self.command is not None:  # the line beside the scenario says again what the controls choose
+            self.command = None
+            self._update_where()
 
     def run(self) -> None:
         """A fresh run, crashing where the controls say (in the kernel, or as a real process)."""
@@ -517,16 +644,32 @@ class CrashLab:
         if self.process is not None:
             self._set_status("プロセスがまだ動いています。終わるか、今すぐキルしてから再開してください")
             return
-        self.branch.value = ""
         self.compare_view.value = ""
+        if self.decision is None and self.branch.value:  # a comparison's or an old line: not this run's
+            self._show_branch("")
+        self.resuming_after_done = self.phase == "done"
         self._begin()
-        self.transcript.append_stdout("--- 再開（--resume）\n")
+        self._say("--- 再開（--resume）")
         if self.how.value == "sigkill":
             self._start_process(["--resume"], crash=False)
             return
         self._in_kernel(resume=True)
 
     def _in_kernel(self, resume: bool, limit: int | None = None) -> None:
+        """One run in the kernel. The page is updated once, when it ends: the views, then the status line, then the
+        (slower) picture. The run takes milliseconds; an update per event would only make the browser redraw the same
+        views twenty times."""
+        status, whole = None, False
+        try:
+            status, whole = self._run_in_kernel(resume, limit)
+        finally:
+            self.flush()
+        self._set_status(status)
+        if whole:
+            self._draw_timeline_later()
+
+    def _run_in_kernel(self, resume: bool, limit: int | None) -> tuple[str, bool]:
+        """(the status line, whether the run or resume ended: a paused step leaves the picture as it was)."""
         try:
             run_in_folder(
                 self.workdir,
@@ -536,23 +679,19 @@ class CrashLab:
                 listeners=[self.on_event] + ([self._stopper(limit)] if limit else []),
             )
             self.phase = "done"
-            self._set_status("完了しました" if not resume else "再開して完了しました")
+            return ("完了しました" if not resume else "再開して完了しました"), True
         except SimulatedCrash as crash:
             self.phase = "crashed"
             self.crash_snapshot = self._disk()
-            self._set_status(
-                f"{crash.label} で疑似キルされました（終了コード 137 に相当）。再開を押してください"
-            )
+            return f"{crash.label} で疑似キルされました（終了コード 137 に相当）。再開を押してください", True
         except _Pause:
             self.phase = "stepping"
-            self._set_status(
-                f"{self.steps_taken} 歩目で一時停止中（ファイルはこの時点のディスクの中身）。もう一度「1歩進む」"
+            return (
+                f"{self.steps_taken} 歩目で一時停止中（ファイルはこの時点のディスクの中身）。もう一度「1歩進む」",
+                False,
             )
-            return
         except HarnessError as err:
-            self._set_status(str(err).replace("\n", " "))
-            self.refresh()  # nothing was emitted: the views and the facts still show the disk as it is
-        self._draw_timeline()
+            return str(err).replace("\n", " "), True
 
     def _disk(self) -> dict[str, bytes]:
         """The work folder's files as they are now: what a step-by-step resume starts from, after either crash."""
@@ -588,7 +727,9 @@ class CrashLab:
             self.step_phase, self.steps_taken, self.crash_snapshot = "run", 1, None
         else:
             self.steps_taken += 1
-        previous = recovery_facts(self.workdir, self.scenario.value) if self.phase == "stepping" else None
+        stepping = self.phase == "stepping"
+        previous = recovery_facts(self.workdir, self.scenario.value) if stepping else None
+        previous_files = self._files() if stepping else None
         self.kill_now(quiet=True)
         shutil.rmtree(self.workdir, ignore_errors=True)
         self.workdir.mkdir(parents=True)
@@ -600,8 +741,10 @@ class CrashLab:
         )
         self.events = []
         self._clear_views()
+        self.files_base = previous_files if previous_files is not None else self._files()
+        self.resuming_after_done = False
         if resuming:
-            self.transcript.append_stdout("--- 再開（--resume）を1歩ずつ\n")
+            self._say("--- 再開（--resume）を1歩ずつ")
         snapshot = self.crash_snapshot
         self._in_kernel(resume=resuming, limit=self.steps_taken)
         if resuming and self.phase == "stepping":
@@ -637,6 +780,9 @@ class CrashLab:
             reconcile = [line for line in lines if "[reconcile]" in line]
             resumed[moment] = reconcile[0] if reconcile else NO_RECONCILE
         self.compared = {"turn": turn, "rows": rows, "facts": facts, "resumed": resumed, "folders": folders}
+        # the lab's own resume line and facts would sit above the table as if they were the comparison's
+        self._show_branch("")
+        self.facts.layout.display = "none"
         self.compare_view.value = compare_html(turn, tool, rows, facts, resumed)
         same = [r["name"] for r in rows if r["same"]]
         differ = [r["name"] for r in rows if not r["same"]]
@@ -645,7 +791,8 @@ class CrashLab:
             f" ／ 異なる: {', '.join(differ) or 'なし'}"
         )
         self._set_status(summary)
-        self.transcript.append_stdout(f"--- {summary}\n")
+        self._say(f"--- {summary}")
+        self.flush()
 
     @staticmethod
     def _collect(lines: list[str]):
@@ -661,7 +808,13 @@ class CrashLab:
         crash_after = f"{self.moment.value}:{self.turn.value}" if crash and self.moment.value else None
         args = cli_args(self.scenario.value) + args  # the scenario's flags, then --resume if resuming
         self.process = WatchedProcess(self.workdir, self.events_file, args, crash_after, self.slow.value)
+        self.process_events = len(self.events)
         self.kill_button.disabled = False
+        # the line beside the scenario: the command as run (the lab also sets HARNESS_EVENTS_FILE to watch it)
+        settings = [f"CRASH_AFTER={crash_after} CRASH_MODE=sigkill"] if crash_after else []
+        settings += [f"HARNESS_SLOW_MS={self.slow.value}"] if self.slow.value else []
+        self.command = " ".join([*settings, "python -m harness", *args])
+        self._show_where(texts.LAB_RUNNING_COMMAND.format(command=html.escape(self.command)))
         self._set_status(f"本物のプロセス（pid {self.process.pid}）が動いています")
         try:
             asyncio.get_running_loop().create_task(self._watch())
@@ -683,14 +836,17 @@ class CrashLab:
         if self.process is None:
             return False
         running = self.process.running()
-        for event in self.process.new_events():
+        events = self.process.new_events()
+        for event in events:
             self.on_event(event)
         if running:
+            if events:
+                self.flush()
             return True
         (code, stderr), by_hand = self.process.outcome(), self.process.killed_by_hand
         self._drop_process()
-        if by_hand:
-            self.transcript.append_stdout("[kill] 今すぐキル: SIGKILL を送信（講師による）\n")
+        ran = texts.LAB_RAN_COMMAND.format(command=html.escape(self.command or ""))
+        self._show_where(ran)
         if code in (-9, 137):
             self.phase = "crashed"
             # the disk the kill left, as after a crash in the kernel: "1歩進む" replays the resume from it
@@ -703,8 +859,16 @@ class CrashLab:
             self._set_status("プロセスは終了コード 0 で完了しました")
         else:
             self._set_status(f"プロセスが終了コード {code} で止まりました: {stderr.strip()}")
-        self.refresh()
-        self._draw_timeline()
+        if by_hand:
+            where = landed(self.events[self.process_events :])
+            self._say(texts.LAB_KILL_TRANSCRIPT.format(where=where))
+            self._show_where(ran + " → " + html.escape(texts.LAB_KILL_LANDED.format(where=where)))
+            if code in (-9, 137):
+                self._set_status(texts.LAB_KILL_STATUS.format(where=where))
+                # the timeline's kill marker, where the kill landed (the process could not report its own death)
+                self.events.append(Event("crash", {"label": texts.LAB_KILL_MARK, "mode": "by-hand"}))
+        self.flush()
+        self._draw_timeline_later()
         return False
 
     def kill_now(self, quiet: bool = False) -> None:
