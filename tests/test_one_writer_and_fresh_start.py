@@ -5,56 +5,89 @@ very first checkpoint write, it leaves nothing an abandoned run could be revived
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 
 import pytest
-from hostile import assert_refused, child_env, cli, crashed, log_lines
+from hostile import assert_refused, child_env, cli, crashed, log_lines, snapshot
 
 DONE_OK = "[done] report.txt にレポートを書き出しました。タスク完了。"
 BUSY = "は別のプロセスが使用中です"
 
 
-def slow_run(workdir, *args):
-    """A run slowed to 300 ms a step, already holding the folder (its first line is printed) when this returns."""
+HOLD = "999999"  # HARNESS_SLOW_MS: the run pauses ~17 minutes after each step, i.e. until the test stops it
+
+
+def holding_run(workdir, *args):
+    """A run that holds the folder until it is stopped: its first line is printed (the lock is taken before the
+    run starts) and it pauses after that step, so it still holds the folder however slow the machine is."""
     child = subprocess.Popen(
         [sys.executable, "-m", "harness", "--workdir", str(workdir), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=child_env({"HARNESS_SLOW_MS": "300"}),
+        env=child_env({"HARNESS_SLOW_MS": HOLD}),
     )
     first = child.stdout.readline()
-    assert first.startswith(("[turn 1][save A]", "[resume]")), first
+    assert first.startswith(("[turn 1][save A]", "[resume]")), (first, child.stderr.read())
     return child
+
+
+def stop(child, sig=signal.SIGKILL):
+    child.send_signal(sig)
+    return child.communicate(timeout=120)  # only a hung child fails here
+
+
+SCENARIOS = [[], ["--parallel"], ["--idempotent"], ["--parallel", "--idempotent"]]
 
 
 @pytest.mark.parametrize("second", [[], ["--resume"]])
 def test_a_second_run_on_a_folder_in_use_is_refused(workdir, second):
-    first = slow_run(workdir)
+    first = holding_run(workdir)
     try:
-        proc = cli(workdir, *second)
+        proc = cli(workdir, *second, timeout=120)
         assert_refused(proc, str(workdir), BUSY)
         assert proc.stdout == ""
-        out, err = first.communicate(timeout=30)
+        _, err = stop(first, signal.SIGINT)  # the holder was not disturbed: Ctrl-C stops it where it paused
     finally:
         first.kill()
-    assert first.returncode == 0 and out.splitlines()[-1] == DONE_OK, err
+    assert first.returncode == 130, err
+    assert log_lines(workdir) == []  # nothing ran: neither the holder (paused at point A) nor the refused run
+    resumed = cli(workdir, "--resume", timeout=120)
+    assert resumed.returncode == 0 and resumed.stdout.splitlines()[-1] == DONE_OK, resumed.stderr
     assert log_lines(workdir) == ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
 
 
-def test_a_killed_holders_lock_is_free_again(workdir):
-    first = slow_run(workdir)
-    first.kill()  # SIGKILL: no clean-up code runs; the kernel drops the lock with the process
-    assert first.wait(timeout=10) == -9
-    resumed = cli(workdir, "--resume")
-    assert resumed.returncode == 0 and resumed.stdout.splitlines()[-1] == DONE_OK, resumed.stderr
-    again = slow_run(workdir, "--resume")  # and the next holder is again exclusive
+@pytest.mark.parametrize("holder", SCENARIOS, ids=lambda a: " ".join(a) or "lesson")
+@pytest.mark.parametrize("second", SCENARIOS, ids=lambda a: " ".join(a) or "lesson")
+def test_every_mode_takes_the_folder_and_respects_it(workdir, holder, second):
+    """README: one writer per work folder, in every mode (--parallel, --idempotent, both), fresh or --resume."""
+    first = holding_run(workdir, *holder)
     try:
-        assert_refused(cli(workdir), BUSY)
+        before = snapshot(workdir)
+        for resume in ([], ["--resume"]):
+            proc = cli(workdir, *second, *resume, timeout=120)
+            assert_refused(proc, str(workdir), BUSY)
+            assert proc.stdout == ""
+        assert snapshot(workdir) == before  # the refused runs changed nothing
     finally:
-        again.kill()
-        again.wait(timeout=10)
+        stop(first)
+
+
+def test_a_killed_holders_lock_is_free_again(workdir):
+    first = holding_run(workdir)
+    stop(first)  # SIGKILL: no clean-up code runs; the kernel drops the lock with the process
+    assert first.returncode == -9
+    resumed = cli(workdir, "--resume", timeout=120)
+    assert resumed.returncode == 0 and resumed.stdout.splitlines()[-1] == DONE_OK, resumed.stderr
+    again = holding_run(
+        workdir, "--resume"
+    )  # and the next holder is again exclusive (it pauses after [resume])
+    try:
+        assert_refused(cli(workdir, timeout=120), BUSY)
+    finally:
+        stop(again)
 
 
 @pytest.mark.parametrize("mode", ["simulated", "sigkill"])
