@@ -305,13 +305,12 @@ def _interrupt_once(signum, frame) -> None:
 
 
 def _run() -> int:
-    """cli() with Ctrl-C taken once; a Ctrl-C that lands before cli() could handle it still exits 130, quietly."""
-    with contextlib.suppress(
-        ValueError
-    ):  # not the main thread (an embedding program): Python's default stays
-        if (
-            signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        ):  # not when started with Ctrl-C ignored
+    """cli() with Ctrl-C taken once; a Ctrl-C that lands before cli() could handle it still exits 130, quietly.
+
+    Python's default handler only: not when started with Ctrl-C ignored, nor outside the main thread (ValueError).
+    """
+    with contextlib.suppress(ValueError):
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _interrupt_once)
     try:
         return cli()

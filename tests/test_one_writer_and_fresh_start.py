@@ -81,9 +81,8 @@ def test_a_killed_holders_lock_is_free_again(workdir):
     assert first.returncode == -9
     resumed = cli(workdir, "--resume", timeout=120)
     assert resumed.returncode == 0 and resumed.stdout.splitlines()[-1] == DONE_OK, resumed.stderr
-    again = holding_run(
-        workdir, "--resume"
-    )  # and the next holder is again exclusive (it pauses after [resume])
+    # and the next holder is again exclusive (it pauses after its [resume] line)
+    again = holding_run(workdir, "--resume")
     try:
         assert_refused(cli(workdir, timeout=120), BUSY)
     finally:
