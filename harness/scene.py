@@ -144,9 +144,8 @@ def checkpoint_problem_v2(cp: object) -> str | None:
     """
     if not isinstance(cp, dict):
         return "JSON オブジェクトではありません"
-    if (
-        "version" in cp and type(cp["version"]) is not int
-    ):  # 2.0 or true: never read as another version's file
+    # 2.0 or true: named as what it is, never read as another version's file
+    if "version" in cp and type(cp["version"]) is not int:
         return "version が整数ではありません"
     missing = [k for k in CHECKPOINT_KEYS_2 if k not in cp]
     if missing:
