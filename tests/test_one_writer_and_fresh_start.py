@@ -102,3 +102,67 @@ def test_a_fresh_start_killed_in_its_first_save_leaves_nothing_to_resume(workdir
     fresh = cli(workdir)
     assert fresh.returncode == 0 and fresh.stdout.splitlines()[-1] == DONE_OK
     assert json.loads((workdir / "checkpoint.json").read_text(encoding="utf-8"))["turns"] == 3
+
+
+def restore(workdir, files):
+    for p in workdir.iterdir():
+        p.unlink()
+    for name, data in files.items():
+        (workdir / name).write_bytes(data)
+
+
+@pytest.mark.parametrize(
+    "scenario, last",  # the abandoned run: killed after the ledger recorded its last side effect
+    [("lesson", 3), ("parallel", 4), ("idempotent", 3), ("parallel+idempotent", 4)],
+)
+def test_a_fresh_start_killed_at_any_removal_leaves_no_checkpoint_beside_what_it_removed(
+    workdir, scenario, last, monkeypatch
+):
+    """README: a fresh start removes checkpoint.json first. Killed after any number of its removals, either the
+    checkpoint is gone, or nothing else is: a checkpoint is never left beside a ledger or outputs it no longer
+    matches (a --resume would then reuse a record of a report that is no longer there, or run a tool twice)."""
+    import os
+
+    from harness import SimulatedCrash
+    from harness.parallel import load_checkpoint_v2
+    from harness.scenarios import run_in_folder
+    from harness.vocab import CRASH_LABELS
+
+    assert "after-effect-write" in CRASH_LABELS
+    with pytest.raises(SimulatedCrash):
+        from harness import CrashPlan
+
+        run_in_folder(workdir, scenario, crash=CrashPlan("after-effect-write", last))
+    abandoned = {p.name: p.read_bytes() for p in workdir.iterdir()}
+    outputs = {"report.txt", "summary.txt"} if "parallel" in scenario else {"report.txt"}
+    assert {"checkpoint.json", "effects.json", "tool-runs.log", *outputs} <= set(abandoned)
+    real_unlink = os.unlink
+    kills = 0
+    for k in range(50):
+        restore(workdir, abandoned)
+        removals, started = [], []  # the removals so far; whether the new run has begun (its first save)
+
+        def dying_unlink(path, *args, _k=k, _removals=removals, _started=started, **kwargs):
+            if not _started and len(_removals) == _k:
+                raise SimulatedCrash(f"killed before removal {_k + 1}")
+            _removals.append(path)
+            return real_unlink(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "unlink", dying_unlink)
+        try:
+            run_in_folder(
+                workdir, scenario, listeners=[lambda e, s=started: e.kind == "save_a" and s.append(1)]
+            )
+        except SimulatedCrash:
+            kills += 1
+        else:
+            break  # the clean-up had fewer than k + 1 removals: it was killed before each of them
+        finally:
+            monkeypatch.setattr(os, "unlink", real_unlink)
+        now = {p.name: p.read_bytes() for p in workdir.iterdir()}
+        if "checkpoint.json" in now:
+            assert {n: now.get(n) for n in abandoned} == abandoned, f"killed before removal {k + 1}"
+            load_checkpoint_v2(
+                workdir / "checkpoint.json"
+            )  # and it still loads, as the abandoned run left it
+    assert kills >= 4  # killed before each of the removals of the previous run's files (and finished after)
