@@ -119,9 +119,17 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"JSON ではない数値 {name}")
 
 
+def _no_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):  # json would keep the last silently: a record or a pending call could hide
+        raise ValueError("同じキーが2回あります")
+    return obj
+
+
 def parse_json(raw: bytes) -> object:
-    """Strict JSON from UTF-8 bytes: NaN and Infinity are refused, as they are when saving."""
-    return json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    """Strict JSON from UTF-8 bytes: NaN and Infinity are refused, as they are when saving, and so is an object
+    with a key twice (which value is meant cannot be known)."""
+    return json.loads(raw.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_no_repeated_keys)
 
 
 # A lone surrogate (JSON's "\ud800" without its pair) is text Python holds but UTF-8 cannot encode.
