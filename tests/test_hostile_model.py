@@ -83,7 +83,41 @@ def deep(r):
     block(r)["input"] = {"path": "sales-notes.txt", "deep": json.loads("[" * 900 + "]" * 900)}
 
 
+def escaped(edit, big=b"1e400"):
+    """Like tweak, but sent as ASCII JSON: a lone surrogate as its \\u escape, 1.5e300 written as `big` (1e400
+    overflows to infinity in Python; JSON allows it)."""
+
+    def change(response):
+        edit(response)
+        return (
+            "bytes",
+            200,
+            json.dumps(response).encode("ascii").replace(b"1.5e+300", big),
+            "application/json",
+        )
+
+    return change
+
+
+def said(text):
+    return lambda r: r.update(content=[{"type": "text", "text": text}], stop_reason="end_turn")
+
+
 ODD = {
+    "text-lone-surrogate": escaped(said("完了\ud800")),
+    "text-lone-low-surrogate": escaped(said("\udc80")),
+    "input-lone-surrogate": escaped(lambda r: block(r)["input"].update(path="sales\udc80.txt")),
+    "input-key-lone-surrogate": escaped(lambda r: block(r)["input"].update({"\ud800": 1})),
+    "stop-reason-lone-surrogate": escaped(lambda r: r.update(stop_reason="end_turn\ud800")),
+    "model-lone-surrogate": escaped(lambda r: r.update(model="m\ud800")),
+    "input-overflow": escaped(lambda r: block(r)["input"].update(n=1.5e300)),
+    "input-negative-overflow": escaped(lambda r: block(r)["input"].update(n=[1.5e300]), big=b"-1e400"),
+    "usage-overflow": escaped(lambda r: r["usage"].update(input_tokens=1.5e300)),
+    "usage-huge-int": escaped(lambda r: r["usage"].update(input_tokens=1.5e300), big=b"9" * 5000),
+    "key-twice": raw(
+        b'{"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_reason": "tool_use",'
+        b' "usage": {"input_tokens": 1, "output_tokens": 1}}'
+    ),
     "usage-negative": tweak(lambda r: r["usage"].update(input_tokens=-5)),
     "usage-fraction": tweak(lambda r: r["usage"].update(output_tokens=2.5)),
     "usage-bool": tweak(lambda r: r["usage"].update(input_tokens=True)),
