@@ -114,3 +114,19 @@ def test_the_command_line_prints_the_ledger_alert_on_stderr_and_finishes_the_tas
     assert "台帳の書き込みに失敗" not in proc.stdout
     assert (workdir / "report.txt").exists()  # the side effect the alert is about really happened
     assert "toolu_03" not in json.loads((workdir / "effects.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("value", [b"NaN", b"Infinity", b"-Infinity", b"1e400", b"-1e400", b'"\\ud800"'])
+@pytest.mark.parametrize("field", ["result", "note"])
+def test_a_value_json_or_utf8_cannot_carry_in_any_ledger_field_is_refused(workdir, field, value):
+    """README: NaN and Infinity are refused, in the fields the shape rules look at and in any other (1e400 parses
+    as infinity; a lone surrogate cannot be written as UTF-8)."""
+    record = b'{"name": "read_notes", "result": "x", "at": 1, "' + field.encode() + b'": ' + value + b"}"
+    data = b'{"toolu_01": ' + record.replace(b'"result": "x", ', b"", 1 if field == "result" else 0) + b"}"
+    (workdir / "effects.json").write_bytes(data)
+    with pytest.raises(HarnessError, match="副作用台帳") as err:
+        load_effects(workdir / "effects.json")
+    assert str(workdir / "effects.json") in str(err.value)
+    with pytest.raises(HarnessError):  # and never written over, nor written
+        save_effect(workdir / "effects.json", "toolu_02", {"name": "count_words", "result": "1", "at": 1})
+    assert (workdir / "effects.json").read_bytes() == data
