@@ -299,14 +299,29 @@ def _exit(code: int) -> None:
     sys.exit(code)
 
 
+def _interrupt_once(signum, frame) -> None:
+    """Ctrl-C stops the run once: the first one raises KeyboardInterrupt, any later one (while the first is being
+    handled, or while the process exits) is ignored, so it can never end the process with -2 and a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def _run() -> int:
-    """cli(), and a second Ctrl-C that lands while the first one's line is being printed: still exit 130, quietly."""
+    """cli() with Ctrl-C taken once; a Ctrl-C that lands before cli() could handle it still exits 130, quietly.
+
+    Python's default handler only: not when started with Ctrl-C ignored, nor outside the main thread (ValueError).
+    """
+    with contextlib.suppress(ValueError):
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupt_once)
     try:
         return cli()
     except KeyboardInterrupt:
+        _say(texts.INTERRUPTED, sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:  # the run has ended: a Ctrl-C now, while the process exits, changes nothing
         with contextlib.suppress(ValueError):
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import errno
 import json
 import math
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -118,14 +119,31 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"JSON ではない数値 {name}")
 
 
+def _no_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):  # json would keep the last silently: a record or a pending call could hide
+        raise ValueError("同じキーが2回あります")
+    return obj
+
+
 def parse_json(raw: bytes) -> object:
-    """Strict JSON from UTF-8 bytes: NaN and Infinity are refused, as they are when saving."""
-    return json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    """Strict JSON from UTF-8 bytes: NaN and Infinity are refused, as they are when saving, and so is an object
+    with a key twice (which value is meant cannot be known)."""
+    return json.loads(raw.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_no_repeated_keys)
+
+
+# A lone surrogate (JSON's "\ud800" without its pair) is text Python holds but UTF-8 cannot encode.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dump_json(obj: object) -> bytes:
-    """Indented UTF-8 JSON with Japanese readable; refuses NaN and Infinity (the loader would refuse them)."""
-    return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False).encode("utf-8")
+    """Indented UTF-8 JSON with Japanese readable; refuses NaN and Infinity (the loader would refuse them).
+
+    A lone surrogate is written as its JSON escape (\\ud800), which reads back as the same text: the bytes are always
+    UTF-8, and whether such text may be saved at all is the state-file check's decision (is_json_safe), not a crash.
+    """
+    text = json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
 
 
 # Deeper nesting is refused where it enters: json and Python's recursion would fail on it later.
@@ -133,11 +151,16 @@ MAX_DEPTH = 100
 
 
 def is_json_safe(obj: object) -> bool:
-    """Whether obj is plain JSON the strict loader will read back (no NaN, no odd types, at most MAX_DEPTH deep)."""
+    """Whether obj is plain JSON the strict loader will read back and a terminal or a file can take as UTF-8: no NaN or
+    infinity (1e400 parses as one), no lone surrogate in a string or a key, no odd types, at most MAX_DEPTH deep."""
     stack = [(obj, 0)]
     while stack:
         x, depth = stack.pop()
-        if x is None or isinstance(x, (str, bool, int)):
+        if isinstance(x, str):
+            if _LONE_SURROGATE.search(x):
+                return False
+            continue
+        if x is None or isinstance(x, (bool, int)):
             continue
         if isinstance(x, float):
             if not math.isfinite(x):
@@ -148,7 +171,7 @@ def is_json_safe(obj: object) -> bool:
         if isinstance(x, list):
             stack.extend((v, depth + 1) for v in x)
         elif isinstance(x, dict):
-            if not all(isinstance(k, str) for k in x):
+            if not all(isinstance(k, str) and not _LONE_SURROGATE.search(k) for k in x):
                 return False
             stack.extend((v, depth + 1) for v in x.values())
         else:

@@ -10,7 +10,7 @@ import time
 from . import texts
 from .files import parse_json
 from .scene import response_problem
-from .vocab import NOTES_FILE, REPORT_FILE
+from .vocab import MANY_TOOL_USES, NOTES_FILE, REPORT_FILE
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the one place the model id lives; ANTHROPIC_MODEL overrides it
 SCRIPTED_MODEL = "scripted-lesson-6"
@@ -146,9 +146,6 @@ DEFAULT_DEADLINE_S = 120.0
 def wait_notice_every(deadline_s: float) -> float:
     """How often a waiting caller hears that the call is still running: every 10 s, or 4 times within a short deadline."""
     return min(10.0, deadline_s / 4)
-
-
-MANY_TOOL_USES = 64  # --parallel: how many tool_use blocks one response may carry
 
 
 class ResponseRefused(APIError):

@@ -16,14 +16,13 @@ from pathlib import Path
 from . import texts
 from .checkpoint import load_checkpoint, save_checkpoint
 from .errors import HarnessError
-from .files import is_json_safe, read_json
+from .files import read_json
 from .loop import MAX_TURNS, done, final_text, run_tool_uses
 from .models import APIError, ScriptedModel
 from .models import pairing_problem as lesson_pairing_problem
 from .reconcile import reconcile
-from .scene import checkpoint_problem, ledger_problem, read_ledger, tool_use_problem
+from .scene import checkpoint_problem_v2, ledger_problem_v2, read_ledger
 from .vocab import (
-    CHECKPOINT_KEYS_2,
     CHECKPOINT_VERSION_2,
     EFFECTS_FILE,
     MARKER_FILE,
@@ -150,54 +149,6 @@ def start_fresh(run) -> None:
         pass
     except OSError as err:
         raise HarnessError(texts.CANNOT_CLEAN.format(path=summary, detail=err.strerror or err)) from None
-
-
-# ---- the version-2 scene: what the loader accepts ------------------------------------------------------------------
-
-
-def checkpoint_problem_v2(cp: object) -> str | None:
-    """What is wrong with a parsed version-2 checkpoint, in Japanese, or None.
-
-    The same rules as version 1 (scene.checkpoint_problem) for every key but pendingToolUses, which must be an array of
-    {id, name, input} with distinct ids.
-    """
-    if not isinstance(cp, dict):
-        return "JSON オブジェクトではありません"
-    missing = [k for k in CHECKPOINT_KEYS_2 if k not in cp]
-    if missing:
-        return "キー " + ", ".join(missing) + " がありません"
-    extra = sorted(set(cp) - set(CHECKPOINT_KEYS_2))
-    if extra:
-        return "未知のキー " + ", ".join(extra) + " があります"
-    pending = cp["pendingToolUses"]
-    if not isinstance(pending, list):
-        return "pendingToolUses が配列ではありません"
-    for i, call in enumerate(pending):
-        where = f"pendingToolUses[{i}]"
-        if not isinstance(call, dict) or set(call) != {"id", "name", "input"}:
-            return f"{where} は {{id, name, input}} でなければなりません"
-        problem = tool_use_problem(call, where)
-        if problem:
-            return problem
-        if not is_json_safe(call["input"]):
-            return f"{where}.input に JSON にできない値があります"
-    ids = [call["id"] for call in pending]
-    if len(set(ids)) != len(ids):
-        return "pendingToolUses に同じ id が2度あります"
-    rest = {k: v for k, v in cp.items() if k != "pendingToolUses"}
-    return checkpoint_problem({**rest, "pendingToolUse": None})
-
-
-def ledger_problem_v2(cp: dict, effects: dict) -> str | None:
-    """What makes a version-2 checkpoint disagree with the ledger beside it, or None (scene.ledger_problem's rules,
-    with the pending calls counted as the assistant turn a resume puts back)."""
-    pending = cp["pendingToolUses"]
-    for call in pending:
-        hit = effects.get(call["id"])
-        if hit and hit["name"] != call["name"]:
-            return f"台帳の {call['id']} は {hit['name']} の記録で、宙ぶらりんな呼び出し {call['name']} のものではありません"
-    turn = {"role": "assistant", "content": [{"type": "tool_use", **call} for call in pending]}
-    return ledger_problem({"messages": [*cp["messages"], turn], "pendingToolUse": None}, effects)
 
 
 # ---- the --parallel task's scripted model ----------------------------------------------------------------------------

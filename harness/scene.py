@@ -11,7 +11,7 @@ from pathlib import Path
 from . import texts
 from .errors import HarnessError
 from .files import is_json_safe, parse_json, read_json
-from .vocab import EFFECTS_FILE
+from .vocab import CHECKPOINT_KEYS_2, CHECKPOINT_VERSION_2, EFFECTS_FILE, MANY_TOOL_USES
 
 CHECKPOINT_VERSION = 1
 CHECKPOINT_KEYS = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUse")
@@ -56,8 +56,14 @@ def content_problem(content: object, where: str) -> str | None:
             if not isinstance(tid, str) or not ID_PATTERN.fullmatch(tid):
                 return f"{here}.tool_use_id が英数字・_・- の文字列ではありません"
     if not is_json_safe(content):
-        return f"{where} に JSON にできない値（NaN など）か深すぎる入れ子があります"
+        return f"{where} に {NOT_JSON_SAFE}があります"
     return None
+
+
+# What is_json_safe refuses, in the words of a refusal.
+NOT_JSON_SAFE = (
+    "JSON や UTF-8 にできない値（NaN、範囲外の数、対になっていないサロゲートなど）か深すぎる入れ子"
+)
 
 
 def checkpoint_problem(cp: object) -> str | None:
@@ -74,6 +80,8 @@ def checkpoint_problem(cp: object) -> str | None:
         return "version が整数ではありません"
     if not isinstance(cp["task"], str):
         return "task が文字列ではありません"
+    if not is_json_safe(cp["task"]):
+        return f"task に {NOT_JSON_SAFE}があります"
     if not _count(cp["turns"]) or not _count(cp["tokensUsed"]):
         return "turns と tokensUsed は 0 以上の整数でなければなりません"
     messages = cp["messages"]
@@ -85,6 +93,12 @@ def checkpoint_problem(cp: object) -> str | None:
         problem = content_problem(m.get("content"), f"messages[{i}].content")
         if problem:
             return problem
+        if not is_json_safe(m):
+            return f"messages[{i}] に {NOT_JSON_SAFE}があります"
+    uses = [b["id"] for m in messages for b in _blocks(m) if b["type"] == "tool_use"]
+    twice = sorted({x for x in uses if uses.count(x) > 1})
+    if twice:
+        return f"messages に同じ tool_use id {twice[0]} が2回あります"
     pending = cp["pendingToolUse"]
     if pending is not None:
         if not isinstance(pending, dict) or set(pending) != {"id", "name", "input"}:
@@ -93,8 +107,85 @@ def checkpoint_problem(cp: object) -> str | None:
         if problem:
             return problem
         if not is_json_safe(pending["input"]):
-            return "pendingToolUse.input に JSON にできない値か深すぎる入れ子があります"
+            return f"pendingToolUse.input に {NOT_JSON_SAFE}があります"
+        return used_id_problem([pending], messages, "pendingToolUse")
     return None
+
+
+def _blocks(message: dict) -> list:
+    return message["content"] if isinstance(message.get("content"), list) else []
+
+
+def used_ids(messages: list) -> set[str]:
+    """Every id the conversation has used: its tool_use blocks', and those its tool_result blocks answer."""
+    return {
+        b.get("id") if b.get("type") == "tool_use" else b.get("tool_use_id")
+        for m in messages
+        if isinstance(m, dict)
+        for b in _blocks(m)
+        if isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result")
+    }
+
+
+def used_id_problem(calls: list[dict], messages: list, where: str) -> str | None:
+    """A pending call whose id the conversation already used (a resume would answer it twice, or run it again)."""
+    used = used_ids(messages)
+    again = [call["id"] for call in calls if call["id"] in used]
+    if again:
+        return f"{where} の id {again[0]} はこの会話ですでに使われています"
+    return None
+
+
+def checkpoint_problem_v2(cp: object) -> str | None:
+    """What is wrong with a parsed version-2 checkpoint, in Japanese, or None.
+
+    The same rules as version 1 (checkpoint_problem) for every key but pendingToolUses, which must be an array of
+    at most MANY_TOOL_USES {id, name, input} with distinct ids the conversation has not used yet.
+    """
+    if not isinstance(cp, dict):
+        return "JSON オブジェクトではありません"
+    # 2.0 or true: named as what it is, never read as another version's file
+    if "version" in cp and type(cp["version"]) is not int:
+        return "version が整数ではありません"
+    missing = [k for k in CHECKPOINT_KEYS_2 if k not in cp]
+    if missing:
+        return "キー " + ", ".join(missing) + " がありません"
+    extra = sorted(set(cp) - set(CHECKPOINT_KEYS_2))
+    if extra:
+        return "未知のキー " + texts.untrusted(", ".join(extra), limit=80) + " があります"
+    pending = cp["pendingToolUses"]
+    if not isinstance(pending, list):
+        return "pendingToolUses が配列ではありません"
+    if len(pending) > MANY_TOOL_USES:
+        return f"pendingToolUses に {len(pending)} 個の呼び出しがあります（1ターンに記録できるのは {MANY_TOOL_USES} 個まで）"
+    for i, call in enumerate(pending):
+        where = f"pendingToolUses[{i}]"
+        if not isinstance(call, dict) or set(call) != {"id", "name", "input"}:
+            return f"{where} は {{id, name, input}} でなければなりません"
+        problem = tool_use_problem(call, where)
+        if problem:
+            return problem
+        if not is_json_safe(call["input"]):
+            return f"{where}.input に {NOT_JSON_SAFE}があります"
+    ids = [call["id"] for call in pending]
+    if len(set(ids)) != len(ids):
+        return "pendingToolUses に同じ id が2度あります"
+    rest = {k: v for k, v in cp.items() if k != "pendingToolUses"}
+    return checkpoint_problem({**rest, "pendingToolUse": None}) or used_id_problem(
+        pending, cp["messages"], "pendingToolUses"
+    )
+
+
+def ledger_problem_v2(cp: dict, effects: dict) -> str | None:
+    """What makes a version-2 checkpoint disagree with the ledger beside it, or None (ledger_problem's rules, with the
+    pending calls counted as the assistant turn a resume puts back)."""
+    pending = cp["pendingToolUses"]
+    for call in pending:
+        problem = pending_record_problem(call, effects)
+        if problem:
+            return problem
+    turn = {"role": "assistant", "content": [{"type": "tool_use", **call} for call in pending]}
+    return ledger_problem({"messages": [*cp["messages"], turn], "pendingToolUse": None}, effects)
 
 
 def effects_problem(effects: object) -> str | None:
@@ -110,6 +201,8 @@ def effects_problem(effects: object) -> str | None:
             return f"{key} の name が文字列ではありません"
         if not _count(entry["at"]):
             return f"{key} の at が 0 以上の整数ではありません"
+        if not is_json_safe(entry):
+            return f"{key} のレコードに {NOT_JSON_SAFE}があります"
     return None
 
 
@@ -145,21 +238,13 @@ def response_problem(response: object, messages: list | None = None, max_tool_us
         return "stop_reason が tool_use なのに tool_use ブロックがありません"
     if len(set(ids)) != len(ids):
         return "同じ tool_use id が2回あります"
-    used = _tool_use_ids(messages or [])
+    used = used_ids(messages or [])
     again = [i for i in ids if i in used]
     if again:
         return f"tool_use id {again[0]} はこの会話ですでに使われています"
+    if not is_json_safe(response):  # what is not saved may still be printed (stop_reason, a text block)
+        return f"応答に {NOT_JSON_SAFE}があります"
     return None
-
-
-def _tool_use_ids(messages: list) -> set[str]:
-    return {
-        b.get("id")
-        for m in messages
-        if isinstance(m, dict) and isinstance(m.get("content"), list)
-        for b in m["content"]
-        if isinstance(b, dict) and b.get("type") == "tool_use"
-    }
 
 
 def saved_state_problem(path: Path, data: bytes) -> str | None:
@@ -174,18 +259,23 @@ def saved_state_problem(path: Path, data: bytes) -> str | None:
         return "JSON として読み戻せません"
     if path.name == EFFECTS_FILE:
         return effects_problem(obj)
-    if not (isinstance(obj, dict) and obj.get("version") == CHECKPOINT_VERSION):
+    if not isinstance(obj, dict) or obj.get("version") not in (CHECKPOINT_VERSION, CHECKPOINT_VERSION_2):
         return None
-    problem = checkpoint_problem(obj)
-    if problem or not obj["pendingToolUse"]:
+    if obj["version"] == CHECKPOINT_VERSION:
+        problem = checkpoint_problem(obj)
+        pending = [] if problem or not obj["pendingToolUse"] else [obj["pendingToolUse"]]
+    else:
+        problem = checkpoint_problem_v2(obj)
+        pending = [] if problem else obj["pendingToolUses"]
+    if problem or not pending:
         return problem
-    # What the model can make disagree with the ledger is the pending call (an id used before, for another tool).
+    # What the model can make disagree with the ledger is a pending call (an id used before, for another tool).
     # A ledger the checkpoint does not know, or a broken one, is the ledger's problem: the loader names it.
     try:
         effects = read_ledger(path.with_name(EFFECTS_FILE))
     except HarnessError:
         return None
-    return pending_record_problem(obj["pendingToolUse"], effects)
+    return next(filter(None, (pending_record_problem(call, effects) for call in pending)), None)
 
 
 def read_ledger(path: Path) -> dict[str, dict]:

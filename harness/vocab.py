@@ -85,6 +85,8 @@ CLEANED_BY_A_FRESH_START = (*OUTPUT_FILES, SUMMARY_FILE, *DB_FILES)
 # Checkpoint version 2: the same keys as version 1, except pendingToolUses (an array) instead of pendingToolUse.
 CHECKPOINT_VERSION_2 = 2
 CHECKPOINT_KEYS_2 = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUses")
+# --parallel: how many tool_use blocks one response may carry, and so how many calls a version-2 checkpoint may hold.
+MANY_TOOL_USES = 64
 # reconcile's fourth branch (ledger miss + side effect + the tool can be asked by its idempotency key).
 ASKED_BRANCHES = ("asked-done", "asked-run")
 # The scenarios beside the lesson's, and the command-line flags that select each.

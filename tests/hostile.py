@@ -33,7 +33,7 @@ def child_env(env: dict | None = None) -> dict:
 
 
 def cli(
-    work: Path, *args: str, env: dict | None = None, timeout: float = 30, prefix: tuple = (), **kw
+    work: Path, *args: str, env: dict | None = None, timeout: float = 120, prefix: tuple = (), **kw
 ) -> subprocess.CompletedProcess:
     """`python -m harness --workdir WORK ARGS` to its end, within `timeout` seconds (a hang fails the test).
     `prefix` runs it through another command (e.g. setpriv, to run it as an ordinary user)."""

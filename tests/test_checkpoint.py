@@ -133,3 +133,34 @@ def test_every_truncation_of_a_real_checkpoint_is_refused(tmp_path):
             load_checkpoint(path)
         refused += 1
     assert refused == len(data) - 1
+
+
+@pytest.mark.parametrize("version", [1.0, True, "1", 1.5, None, [1], {"v": 1}])
+def test_a_version_that_is_not_the_integer_1_is_refused_and_named(tmp_path, version):
+    """JSON's 1.0 and true compare equal to 1 in Python: the loader must still refuse them, naming version."""
+    path = tmp_path / "checkpoint.json"
+    path.write_text(json.dumps({**GOOD, "version": version}), encoding="utf-8")
+    before = path.read_bytes()
+    with pytest.raises(HarnessError) as err:
+        load_checkpoint(path)
+    assert "version" in str(err.value) and str(path) in str(err.value)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("version", ["1.0", "true", '"1"', "1e0", "2.0", "2.5", "-1", "null"])
+@pytest.mark.parametrize("flags", [[], ["--parallel"]], ids=["lesson", "parallel"])
+def test_the_command_line_refuses_a_version_that_is_not_an_integer_it_knows(workdir, version, flags):
+    from conftest import run_cli
+
+    assert run_cli(workdir, env={"CRASH_AFTER": "after-save-a:3"}).returncode == 137
+    text = (workdir / "checkpoint.json").read_text(encoding="utf-8")
+    (workdir / "checkpoint.json").write_text(text.replace('"version": 1,', f'"version": {version},', 1))
+    before = {p.name: p.read_bytes() for p in workdir.iterdir()}
+    proc = run_cli(workdir, *flags, "--resume")
+    assert proc.returncode == 1 and proc.stdout == "", (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and "予期しないエラー" not in proc.stderr
+    assert "checkpoint.json" in proc.stderr and "version" in proc.stderr
+    # only the integer 2 was written by --parallel: nothing else is told to resume with it
+    assert "--parallel --resume" not in proc.stderr
+    assert {p.name: p.read_bytes() for p in workdir.iterdir()} == before
+    assert "write_report" not in (workdir / "tool-runs.log").read_text(encoding="utf-8")

@@ -153,3 +153,81 @@ def test_a_crash_during_resume_at_every_label_still_converges(tmp_path, clean):
                 n2 += 1
     print(f"double-crash cases: {tried}")
     assert tried > 300  # the double-crash cases really ran (the README states the exact figure)
+
+
+# ---- the crash moments mean what they say, and the outside world's log misses no effect -------------------------
+
+SCENARIO_NAMES = ["lesson", "parallel", "idempotent", "parallel+idempotent"]
+# What each write_report of a scenario's clean run writes, in order of its tool runs.
+WRITES = {"lesson": {3: "report.txt"}, "parallel": {3: "report.txt", 4: "summary.txt"}}
+
+
+def _log(work):
+    path = work / "tool-runs.log"
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+def _run_until(work, scenario, plan=None, resume=False, completed=None):
+    """Run (or resume) a scenario in-process; `completed` collects each tool implementation that returned."""
+    from harness.scenarios import run_scenario
+
+    run = Run(work, clock=lambda: 1, crash=plan)
+    if completed is not None:
+        for name, impl in list(run.tool_impls.items()):
+
+            def spy(workdir, input, _name=name, _impl=impl):
+                # a tool that has any effect has its tool-runs.log line before the effect can happen
+                assert _log(work) and _log(work)[-1].startswith(_name + " "), (_name, _log(work))
+                output = _impl(workdir, input)
+                completed.append(_name)
+                return output
+
+            run.tool_impls[name] = spy
+    try:
+        run_scenario(run, scenario, resume=resume)
+    except SimulatedCrash:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("scenario", ["lesson", "parallel"])
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_after_tool_run_comes_only_after_the_tool_really_ran(tmp_path, scenario, n):
+    work = tmp_path / "w"
+    work.mkdir()
+    if scenario == "lesson" and n == 4:
+        pytest.skip("the lesson's task runs three tools")
+    completed = []
+    assert not _run_until(work, scenario, CrashPlan("after-tool-run", n), completed=completed)
+    assert len(completed) == n  # the n-th tool returned before the crash, and no later one started
+    assert len(_log(work)) == n
+    written = WRITES[scenario].get(n)
+    if written:  # its effect is on the disk: the file it was asked to write, with what it was asked to write
+        cp = read_json(work / "checkpoint.json")
+        pending = cp.get("pendingToolUses") or [cp.get("pendingToolUse")]
+        asked = next(p["input"]["content"] for p in pending if p["input"].get("path") == written)
+        assert (work / written).read_text(encoding="utf-8") == asked
+    ledger = read_json(work / "effects.json") if (work / "effects.json").exists() else {}
+    assert f"toolu_0{n}" not in ledger  # and it is not yet recorded
+
+
+@pytest.mark.parametrize("scenario", SCENARIO_NAMES)
+@pytest.mark.parametrize("label", list(ALL_LABELS))
+def test_every_tool_that_had_an_effect_has_its_tool_runs_log_line(tmp_path, scenario, label):
+    """README: a tool that had any effect always has its tool-runs.log line, whatever moment a kill hits: checked
+    at each crash moment, and inside the tools themselves during the run and the resume (reconcile's re-runs)."""
+    n = 1
+    while True:
+        work = tmp_path / f"w{n}"
+        work.mkdir()
+        if _run_until(work, scenario, CrashPlan(label, n), completed=[]):
+            break  # the run no longer reaches this occurrence
+        for name, call in (("report.txt", "toolu_03"), ("summary.txt", "toolu_04")):
+            if (work / name).exists():
+                assert any(line.endswith(" " + call) for line in _log(work)), (label, n, name)
+        ledger = read_json(work / "effects.json") if (work / "effects.json").exists() else {}
+        assert set(ledger) <= {line.split()[1] for line in _log(work)}, (label, n)
+        # the resume runs the tools again where reconcile says so (a killed first save: a fresh start)
+        assert _run_until(work, scenario, resume=(work / "checkpoint.json").exists(), completed=[])
+        n += 1
+    assert n > 1

@@ -192,7 +192,7 @@ def test_a_fifo_in_place_of_a_work_file_never_hangs_the_run(workdir, name, how):
     if os.path.lexists(workdir / name):
         (workdir / name).unlink()
     os.mkfifo(workdir / name)
-    proc = cli(workdir, *(["--resume"] if how == "resume" else []), timeout=20)  # a hang fails here
+    proc = cli(workdir, *(["--resume"] if how == "resume" else []), timeout=120)  # a hang fails here
     if how == "resume" and name in REFUSED_ON_RESUME:
         assert_refused(proc, name, REFUSED_ON_RESUME[name])
         assert not (workdir / "report.txt").exists()
@@ -206,8 +206,8 @@ def test_a_fifo_in_place_of_a_work_file_never_hangs_the_run(workdir, name, how):
 
 def test_a_fifo_as_the_work_folder_is_refused(tmp_path):
     os.mkfifo(tmp_path / "w")
-    assert_refused(cli(tmp_path / "w", timeout=20), "フォルダではありません")
-    assert_refused(cli(tmp_path / "w", "--resume", timeout=20), "フォルダではありません")
+    assert_refused(cli(tmp_path / "w", timeout=120), "フォルダではありません")
+    assert_refused(cli(tmp_path / "w", "--resume", timeout=120), "フォルダではありません")
 
 
 # ---- notes the tools cannot read: an is_error tool_result, never the end of the run --------------------------------
@@ -223,7 +223,7 @@ NOTES = {
 @pytest.mark.parametrize("kind", list(NOTES))
 def test_unreadable_notes_become_a_tool_error_and_the_run_finishes(workdir, kind):
     NOTES[kind](workdir / "sales-notes.txt")
-    proc = cli(workdir, timeout=20)
+    proc = cli(workdir, timeout=120)
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
     assert_quiet(proc)
     assert proc.stdout.splitlines()[-1] == DONE_OK
@@ -236,7 +236,7 @@ def test_unreadable_notes_in_reconciles_rerun_become_a_tool_error(workdir, kind)
     crashed(workdir, "after-save-a:1")  # read_notes pending: the resume re-runs it (read-only branch)
     (workdir / "sales-notes.txt").unlink()
     NOTES[kind](workdir / "sales-notes.txt")
-    proc = cli(workdir, "--resume", timeout=20)
+    proc = cli(workdir, "--resume", timeout=120)
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
     assert_quiet(proc)
     assert "台帳ミス、読み取り専用ツール、再実行する" in proc.stdout
@@ -339,7 +339,7 @@ def test_an_empty_workdir_is_refused_and_the_current_folder_is_untouched(tmp_pat
         capture_output=True,
         text=True,
         env=child_env({"PYTHONPATH": os.pathsep.join(sys.path)}),
-        timeout=30,
+        timeout=120,
         check=False,
     )
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
@@ -392,7 +392,7 @@ def nobody_workdir():
                     [*prefix, sys.executable, "-c", "import harness"],
                     cwd=base,
                     capture_output=True,
-                    timeout=30,
+                    timeout=120,
                     check=False,
                 )
             except FileNotFoundError:

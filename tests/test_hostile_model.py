@@ -41,7 +41,7 @@ def api():
     server.close()
 
 
-def real(work, api, *args, timeout=30, **env):
+def real(work, api, *args, timeout=120, **env):
     return cli(work, "--real", *args, env=api.env(**env), timeout=timeout)
 
 
@@ -83,7 +83,41 @@ def deep(r):
     block(r)["input"] = {"path": "sales-notes.txt", "deep": json.loads("[" * 900 + "]" * 900)}
 
 
+def escaped(edit, big=b"1e400"):
+    """Like tweak, but sent as ASCII JSON: a lone surrogate as its \\u escape, 1.5e300 written as `big` (1e400
+    overflows to infinity in Python; JSON allows it)."""
+
+    def change(response):
+        edit(response)
+        return (
+            "bytes",
+            200,
+            json.dumps(response).encode("ascii").replace(b"1.5e+300", big),
+            "application/json",
+        )
+
+    return change
+
+
+def said(text):
+    return lambda r: r.update(content=[{"type": "text", "text": text}], stop_reason="end_turn")
+
+
 ODD = {
+    "text-lone-surrogate": escaped(said("完了\ud800")),
+    "text-lone-low-surrogate": escaped(said("\udc80")),
+    "input-lone-surrogate": escaped(lambda r: block(r)["input"].update(path="sales\udc80.txt")),
+    "input-key-lone-surrogate": escaped(lambda r: block(r)["input"].update({"\ud800": 1})),
+    "stop-reason-lone-surrogate": escaped(lambda r: r.update(stop_reason="end_turn\ud800")),
+    "model-lone-surrogate": escaped(lambda r: r.update(model="m\ud800")),
+    "input-overflow": escaped(lambda r: block(r)["input"].update(n=1.5e300)),
+    "input-negative-overflow": escaped(lambda r: block(r)["input"].update(n=[1.5e300]), big=b"-1e400"),
+    "usage-overflow": escaped(lambda r: r["usage"].update(input_tokens=1.5e300)),
+    "usage-huge-int": escaped(lambda r: r["usage"].update(input_tokens=1.5e300), big=b"9" * 5000),
+    "key-twice": raw(
+        b'{"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_reason": "tool_use",'
+        b' "usage": {"input_tokens": 1, "output_tokens": 1}}'
+    ),
     "usage-negative": tweak(lambda r: r["usage"].update(input_tokens=-5)),
     "usage-fraction": tweak(lambda r: r["usage"].update(output_tokens=2.5)),
     "usage-bool": tweak(lambda r: r["usage"].update(input_tokens=True)),
@@ -277,7 +311,7 @@ def assert_gave_up(proc, seconds: str, hint: str = RESUME_HINT) -> None:
 @pytest.mark.parametrize("answer", [("stall",), ("trickle", 0.2)], ids=["stall", "trickle"])
 def test_a_stalled_server_is_given_up_within_the_deadline(workdir, api, answer):
     api.plan = lambda n, body: answer if n == 2 else None
-    proc = real(workdir, api, HARNESS_API_DEADLINE_S="1.5", timeout=20)
+    proc = real(workdir, api, HARNESS_API_DEADLINE_S="1.5", timeout=60)
     assert_gave_up(proc, "1.5")
     resumed = cli(workdir, "--resume")
     assert resumed.returncode == 0 and resumed.stdout.splitlines()[-1] == DONE_OK
@@ -285,7 +319,7 @@ def test_a_stalled_server_is_given_up_within_the_deadline(workdir, api, answer):
 
 def test_a_stall_before_any_checkpoint_says_to_start_again(workdir, api):
     api.plan = lambda n, body: ("stall",)
-    assert_gave_up(real(workdir, api, HARNESS_API_DEADLINE_S="1", timeout=20), "1", RESTART_HINT)
+    assert_gave_up(real(workdir, api, HARNESS_API_DEADLINE_S="1", timeout=60), "1", RESTART_HINT)
 
 
 def test_the_deadline_covers_the_sdks_retries(workdir, api):
@@ -304,7 +338,7 @@ def test_the_deadline_covers_the_sdks_retries(workdir, api):
 
     api.plan = overloaded
     api.extra_headers = {"retry-after": "30"}
-    assert_gave_up(real(workdir, api, HARNESS_API_DEADLINE_S="2", timeout=25), "2")
+    assert_gave_up(real(workdir, api, HARNESS_API_DEADLINE_S="2", timeout=60), "2")
 
 
 def test_server_errors_end_with_two_lines_after_the_sdks_retries(workdir, api):
@@ -332,7 +366,7 @@ def test_ctrl_c_while_waiting_for_the_api_ends_with_one_line(workdir, api):
     api.plan = lambda n, body: ("stall",) if n == 2 else None
     child = subprocess.Popen(
         [sys.executable, "-m", "harness", "--workdir", str(workdir), "--real"],
-        env=child_env(api.env(HARNESS_API_DEADLINE_S="30")),
+        env=child_env(api.env(HARNESS_API_DEADLINE_S="600")),  # no deadline ends the call before the Ctrl-C
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -341,7 +375,7 @@ def test_ctrl_c_while_waiting_for_the_api_ends_with_one_line(workdir, api):
         first = child.stderr.readline()  # the first waiting line: the child is inside the model call
         assert first.startswith(WAITING), first
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=10)
+        out, err = child.communicate(timeout=120)  # only a hung child fails here
     finally:
         child.kill()
     assert child.returncode == 130

@@ -85,3 +85,48 @@ def test_tool_error_becomes_is_error_and_is_not_recorded(workdir):
     assert not (workdir.parent / "outside.txt").exists()
     assert not (workdir / "effects.json").exists()
     assert not (workdir / "tool-runs.log").exists()
+
+
+ALERT = "[台帳の書き込みに失敗] tool_use_id=toolu_03: 副作用はすでに起きています。"
+
+
+def test_the_ledger_alert_goes_to_stderr_and_the_log_lines_to_stdout(workdir, capsys):
+    from harness.texts import print_transcript
+
+    (workdir / "effects.json").write_text("{ torn", encoding="utf-8")  # the ledger cannot be written
+    run_tool_uses(Run(workdir, clock=lambda: 1, listeners=[print_transcript]), [BLOCK])
+    out, err = capsys.readouterr()
+    assert err.startswith(ALERT) and err.count("\n") == 1
+    assert "台帳の書き込みに失敗" not in out
+
+
+def test_the_command_line_prints_the_ledger_alert_on_stderr_and_finishes_the_task(workdir):
+    from conftest import run_cli
+
+    assert run_cli(workdir, env={"CRASH_AFTER": "after-save-b:2"}).returncode == 137
+    (workdir / "effects.json.tmp").mkdir()  # the next ledger write cannot put its temp file there
+    proc = run_cli(workdir, "--resume")
+    assert proc.returncode == 0 and proc.stdout.splitlines()[-1].startswith("[done] report.txt に"), (
+        proc.stderr
+    )
+    assert proc.stderr.splitlines() == [line for line in proc.stderr.splitlines() if line.startswith(ALERT)]
+    assert len(proc.stderr.splitlines()) == 1 and "effects.json.tmp" in proc.stderr
+    assert "台帳の書き込みに失敗" not in proc.stdout
+    assert (workdir / "report.txt").exists()  # the side effect the alert is about really happened
+    assert "toolu_03" not in json.loads((workdir / "effects.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("value", [b"NaN", b"Infinity", b"-Infinity", b"1e400", b"-1e400", b'"\\ud800"'])
+@pytest.mark.parametrize("field", ["result", "note"])
+def test_a_value_json_or_utf8_cannot_carry_in_any_ledger_field_is_refused(workdir, field, value):
+    """README: NaN and Infinity are refused, in the fields the shape rules look at and in any other (1e400 parses
+    as infinity; a lone surrogate cannot be written as UTF-8)."""
+    record = b'{"name": "read_notes", "result": "x", "at": 1, "' + field.encode() + b'": ' + value + b"}"
+    data = b'{"toolu_01": ' + record.replace(b'"result": "x", ', b"", 1 if field == "result" else 0) + b"}"
+    (workdir / "effects.json").write_bytes(data)
+    with pytest.raises(HarnessError, match="副作用台帳") as err:
+        load_effects(workdir / "effects.json")
+    assert str(workdir / "effects.json") in str(err.value)
+    with pytest.raises(HarnessError):  # and never written over, nor written
+        save_effect(workdir / "effects.json", "toolu_02", {"name": "count_words", "result": "1", "at": 1})
+    assert (workdir / "effects.json").read_bytes() == data

@@ -124,6 +124,36 @@ def test_a_count_may_be_written_in_kanji_or_with_its_unit(prediction, actual, ca
     assert not check_prediction(prediction, actual + 1, "回数")
 
 
+@pytest.mark.parametrize(
+    "prediction, actual",
+    [
+        (True, 1),
+        (1, True),
+        (False, 0),
+        (0, False),
+        ("True", 1),
+        ("はい", 1),
+        ("1", True),
+        ("0", False),
+        ("null", 0),
+    ],
+)
+def test_a_boolean_is_not_a_count(prediction, actual, capsys):
+    """check_prediction's docstring: numbers and booleans stay apart (Python's True == 1 must not make ✓)."""
+    from harness.lab import check_prediction
+
+    assert not check_prediction(prediction, actual, "回数")
+    assert "✗ 回数" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("prediction, actual", [(1, 1), (1.0, 1), ("1", 1), (True, True), ("true", True)])
+def test_a_count_or_a_boolean_matched_by_its_own_kind_is_right(prediction, actual, capsys):
+    from harness.lab import check_prediction
+
+    assert check_prediction(prediction, actual, "回数")
+    assert "✓ 回数" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("text", ["after-save-a:①", "after-save-a:²", "after-save-a:", "after-save-a:4", "①"])
 def test_a_try_it_moment_that_is_not_one_prints_the_moments_and_never_raises(text, capsys):
     from harness.scenarios import choose_moment

@@ -584,3 +584,194 @@ def test_notebook_11_shows_the_packages_blocks_and_has_the_notebook_parts():
     from harness import parallel
 
     assert notebook_problems("11_parallel.ipynb", parallel) == []
+
+
+# ---- the version-2 loader applies every check of the version-1 loader, and what a pending set adds ---------------
+
+
+def snapshot(workdir):
+    return {p.name: p.read_bytes() for p in sorted(workdir.iterdir())}
+
+
+def refused_with_nothing_run(workdir, *fragments):
+    """`--parallel --resume` ends in one or two lines naming the checkpoint, and the folder is as it was."""
+    before = snapshot(workdir)
+    proc = run_cli(workdir, "--parallel", "--resume")
+    assert proc.returncode == 1 and proc.stdout == "", (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and "予期しないエラー" not in proc.stderr
+    assert 1 <= len(proc.stderr.strip().splitlines()) <= 2, proc.stderr
+    for fragment in ("checkpoint.json", *fragments):
+        assert fragment in proc.stderr, (fragment, proc.stderr)
+    assert snapshot(workdir) == before  # nothing ran, nothing was saved
+    return proc
+
+
+def test_an_old_lesson_checkpoint_put_back_beside_a_newer_ledger_is_refused_by_the_parallel_resume(workdir):
+    assert run_cli(workdir, env={"CRASH_AFTER": "after-save-b:1"}).returncode == 137
+    old = (workdir / "checkpoint.json").read_bytes()  # turn 1 done: knows only toolu_01
+    assert run_cli(workdir, env={"CRASH_AFTER": "after-effect-write:3"}).returncode == 137
+    assert run_cli(workdir, "--resume").returncode == 0  # finished: write_report ran once
+    (workdir / "checkpoint.json").write_bytes(old)
+    refused_with_nothing_run(workdir, "台帳より古い", "toolu_02")
+    lines = (workdir / "tool-runs.log").read_text(encoding="utf-8").splitlines()
+    assert lines.count("write_report toolu_03") == 1
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_a_record_for_another_tool_under_any_pending_id_is_refused_naming_the_id_and_the_tool(workdir, which):
+    assert run_cli(workdir, "--parallel", env={"CRASH_AFTER": "after-save-a:1"}).returncode == 137
+    pending = read_json(workdir / "checkpoint.json")["pendingToolUses"]
+    call = pending[which]  # toolu_01 read_notes, or the second: toolu_02 count_words
+    (workdir / "effects.json").write_text(
+        json.dumps({call["id"]: {"name": "write_report", "result": "x", "at": 1}}), encoding="utf-8"
+    )
+    refused_with_nothing_run(workdir, call["id"], "write_report", call["name"])
+
+
+@pytest.mark.parametrize("version", [2.0, True, "2", 2.5])
+def test_a_version_2_that_is_not_the_integer_2_is_refused_naming_version(workdir, version):
+    path = write_v2(workdir, version=version)
+    with pytest.raises(HarnessError) as err:
+        load_checkpoint_v2(path)
+    assert "version" in str(err.value) and str(path) in str(err.value)
+    with pytest.raises(HarnessError) as err:
+        load_checkpoint(
+            path
+        )  # the lesson's loader: not told to resume with --parallel (only 2 was written by it)
+    assert "--parallel" not in str(err.value) and "version" in str(err.value)
+
+
+def crash_in_turn_2(workdir):
+    """A --parallel run killed at point A of turn 2: pending [toolu_03, toolu_04], both write_report."""
+    assert run_cli(workdir, "--parallel", env={"CRASH_AFTER": "after-save-a:2"}).returncode == 137
+    return read_json(workdir / "checkpoint.json")
+
+
+def rewrite(workdir, cp):
+    (workdir / "checkpoint.json").write_text(json.dumps(cp, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+@pytest.mark.parametrize("used", ["toolu_01", "toolu_02"])
+@pytest.mark.parametrize("which", [0, 1])
+def test_a_pending_id_the_conversation_already_used_is_refused_at_load(workdir, used, which):
+    cp = crash_in_turn_2(workdir)
+    cp["pendingToolUses"][which]["id"] = used  # answered in turn 1: a resume would run write_report under it
+    rewrite(workdir, cp)
+    refused_with_nothing_run(workdir, used, "すでに使われています")
+    assert not (workdir / "report.txt").exists() and not (workdir / "summary.txt").exists()
+
+
+def test_a_pending_id_that_only_a_tool_result_of_the_conversation_names_is_refused(workdir):
+    cp = crash_in_turn_2(workdir)
+    cp["messages"][-1]["content"][0]["tool_use_id"] = "toolu_77"  # an answer to a call made under toolu_77
+    cp["pendingToolUses"][0]["id"] = "toolu_77"
+    rewrite(workdir, cp)
+    (workdir / "effects.json").write_text("{}", encoding="utf-8")
+    refused_with_nothing_run(workdir, "toolu_77")
+
+
+def test_a_conversation_with_a_repeated_tool_use_id_is_refused(workdir):
+    cp = crash_in_turn_2(workdir)
+    cp["messages"][1]["content"][1]["id"] = "toolu_01"  # turn 1 named toolu_01 twice
+    rewrite(workdir, cp)
+    refused_with_nothing_run(workdir, "toolu_01", "2回")
+
+
+def test_a_version_1_pending_id_the_conversation_already_used_is_refused(workdir):
+    assert run_cli(workdir, env={"CRASH_AFTER": "after-save-a:3"}).returncode == 137
+    cp = read_json(workdir / "checkpoint.json")
+    cp["pendingToolUse"]["id"] = "toolu_02"
+    rewrite(workdir, cp)
+    for flags in ([], ["--parallel"]):
+        before = snapshot(workdir)
+        proc = run_cli(workdir, *flags, "--resume")
+        assert proc.returncode == 1 and "toolu_02" in proc.stderr and "すでに使われています" in proc.stderr
+        assert "予期しないエラー" not in proc.stderr and snapshot(workdir) == before
+
+
+@pytest.mark.parametrize("count", [65, 1000])
+def test_more_pending_calls_than_one_response_may_carry_are_refused_and_none_runs(workdir, count):
+    cp = crash_in_turn_2(workdir)
+    cp["pendingToolUses"] = [
+        {"id": f"toolu_x{i}", "name": "read_notes", "input": {"path": "sales-notes.txt"}}
+        for i in range(count)
+    ]
+    rewrite(workdir, cp)
+    refused_with_nothing_run(workdir, str(count), "64")
+
+
+def test_as_many_pending_calls_as_one_response_may_carry_are_reconciled(workdir):
+    cp = crash_in_turn_2(workdir)
+    cp["pendingToolUses"] = [
+        {"id": f"toolu_x{i}", "name": "count_words", "input": {"path": "sales-notes.txt"}} for i in range(64)
+    ]
+    rewrite(workdir, cp)
+    proc = run_cli(workdir, "--parallel", "--resume")
+    assert proc.stdout.count("読み取り専用ツール、再実行する") == 64, proc.stderr
+    assert (workdir / "tool-runs.log").read_text(encoding="utf-8").count("count_words toolu_x") == 64
+
+
+class RepeatingModel:
+    """A client of one's own (notebook 11) whose second response reuses ids of the first."""
+
+    def __init__(self, second_ids):
+        self.messages, self.second_ids = self, second_ids
+
+    def create(self, *, messages, tools=None, **_):
+        step = sum(1 for m in messages if m["role"] == "assistant")
+        ids = ["toolu_01", "toolu_02"] if step == 0 else self.second_ids
+        content = [
+            {
+                "type": "tool_use",
+                "id": i,
+                "name": "write_report",
+                "input": {"path": f"r{n}.txt", "content": "x"},
+            }
+            for n, i in enumerate(ids)
+        ]
+        return {
+            "content": content,
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+
+
+@pytest.mark.parametrize("second_ids", [["toolu_01"], ["toolu_03", "toolu_02"]])
+def test_a_pending_set_reusing_an_id_of_the_conversation_is_never_saved_nor_run(workdir, second_ids):
+    run = Run(workdir)
+    with pytest.raises(HarnessError, match="すでに使われています"):
+        run_agent_v2(run, RepeatingModel(second_ids), tools=TOOL_SCHEMAS)
+    cp = read_json(workdir / "checkpoint.json")  # the last good save: point B of turn 1
+    assert cp["turns"] == 1 and cp["pendingToolUses"] == []
+    assert (workdir / "tool-runs.log").read_text(encoding="utf-8").splitlines() == [
+        "write_report toolu_01",
+        "write_report toolu_02",
+    ]
+    assert load_checkpoint_v2(workdir / "checkpoint.json")["turns"] == 1
+
+
+def test_a_pending_set_larger_than_one_response_may_carry_is_never_saved(workdir):
+    with pytest.raises(HarnessError, match="64"):
+        run_agent_v2(Run(workdir), ManyModel(), tools=TOOL_SCHEMAS)
+    assert not (workdir / "checkpoint.json").exists() and not (workdir / "tool-runs.log").exists()
+
+
+class ManyModel:
+    def __init__(self):
+        self.messages = self
+
+    def create(self, *, messages, tools=None, **_):
+        content = [
+            {
+                "type": "tool_use",
+                "id": f"toolu_{i}",
+                "name": "read_notes",
+                "input": {"path": "sales-notes.txt"},
+            }
+            for i in range(65)
+        ]
+        return {
+            "content": content,
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }

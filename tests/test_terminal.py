@@ -8,7 +8,6 @@ import codecs
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from hostile import child_env, cli, log_lines
@@ -18,6 +17,7 @@ from conftest import TRANSCRIPTS
 DONE_OK = "[done] report.txt にレポートを書き出しました。タスク完了。"
 INTERRUPTED = "[中断] Ctrl-C で止めました。チェックポイントは直前の保存のまま有効です。--resume で続きから再開できます。"
 ALL_RAN = ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
+HOLD = "999999"  # HARNESS_SLOW_MS: a run pauses ~17 minutes after each step, i.e. until the test stops it
 
 
 def harness(*args: str) -> list[str]:
@@ -36,7 +36,7 @@ def test_help_works_on_a_terminal_without_japanese(tmp_path, arg, encoding):
         harness(arg),
         cwd=tmp_path,
         capture_output=True,
-        timeout=30,
+        timeout=120,
         check=False,
         env=child_env({"LANG": "C", "LC_ALL": "C", "PYTHONIOENCODING": encoding}),
     )
@@ -69,7 +69,7 @@ def test_a_reader_that_goes_away_does_not_stop_the_task(workdir):
         ["bash", "-c", script],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=120,
         check=False,
         env=child_env({"HARNESS_SLOW_MS": "30"}),
     )
@@ -88,7 +88,7 @@ def test_a_pipe_closed_by_the_reader_mid_run(workdir):
     assert child.stdout.readline() == b"[turn 1][save A] pending=read_notes\n"
     child.stdout.close()
     err = child.stderr.read().decode()
-    assert child.wait(timeout=30) == 0 and err == ""
+    assert child.wait(timeout=120) == 0 and err == ""
     assert_finished(workdir)
 
 
@@ -100,7 +100,7 @@ def test_a_full_disk_behind_stdout_does_not_stop_the_task(workdir):
             stderr=subprocess.PIPE,
             text=True,
             env=child_env(),
-            timeout=30,
+            timeout=120,
             check=False,
         )
     assert proc.returncode == 0, proc.stderr
@@ -126,17 +126,17 @@ def test_ctrl_c_ends_with_one_line_and_the_run_resumes(workdir, signals):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=child_env({"HARNESS_SLOW_MS": "400"}),
+        env=child_env({"HARNESS_SLOW_MS": HOLD}),
     )
     try:
+        # the state: point A saved, the run paused after it (HOLD: until it is stopped), nothing run yet
         assert child.stdout.readline() == "[turn 1][save A] pending=read_notes\n"
-        for _ in range(signals):  # a second Ctrl-C while the first is being handled
+        for _ in range(signals):  # a second Ctrl-C at once, while the first is being handled
             child.send_signal(signal.SIGINT)
-            time.sleep(0.01)
-        _, err = child.communicate(timeout=20)
+        _, err = child.communicate(timeout=120)  # only a hung child fails here
     finally:
         child.kill()
-    assert child.returncode == 130
+    assert child.returncode == 130, err
     assert err.splitlines() == [INTERRUPTED], err
     resumed = cli(workdir, "--resume")
     assert resumed.returncode == 0 and resumed.stdout.splitlines()[-1] == DONE_OK, resumed.stderr
