@@ -11,9 +11,12 @@ import contextlib
 import json
 import math
 import os
+import shlex
 import signal
+import sqlite3
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 from . import texts
@@ -25,7 +28,7 @@ from .loop import run_agent
 from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
 from .run import Run, wall_clock_ms
 from .tools import TOOL_SCHEMAS
-from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, STATE_FILES
+from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, DB_FILE, STATE_FILES
 
 DEFAULT_WORKDIR = "harness-work"
 EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
@@ -65,6 +68,7 @@ def main(options: Options, env=os.environ) -> str:
     run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
               listeners=listeners_from_env(env))  # fmt: skip
     client = make_client(options.real)  # スクリプト化されたモデル（既定）か、本物の Messages API
+    refuse_engine_left_here(options)
     with hold_workdir(run.workdir):  # 1つの作業フォルダに書くのは1プロセスだけ
         return run_agent(run, client, texts.TASK, TOOL_SCHEMAS, resume=options.resume)
 
@@ -86,9 +90,37 @@ def main_beyond(options: Options, env=os.environ) -> str:
               listeners=listeners_from_env(env))  # fmt: skip
     # the scenario's scripted model, or the real API (several tool_use blocks a turn with --parallel)
     client = make_client(True, env, parallel=options.parallel) if options.real else None
+    refuse_engine_left_here(options)
     with hold_workdir(run.workdir):
         scenario = scenario_of(options.parallel, options.idempotent)
         return run_scenario(run, scenario, resume=options.resume, client=client)
+
+
+def refuse_engine_left_here(options: Options) -> None:
+    """--resume without --engine in a folder whose task is an --engine dbos workflow (no checkpoint.json, a
+    dbos.sqlite): name the command that continues it, rather than the lesson's "no checkpoint"."""
+    folder = Path(options.workdir)
+    if (
+        not options.resume
+        or os.path.lexists(folder / CHECKPOINT_FILE)
+        or not os.path.lexists(folder / DB_FILE)
+    ):
+        return
+    prefix = ""
+    with contextlib.suppress(sqlite3.Error, OSError):  # the task's id, when it is not the default one
+        uri = "file:" + urllib.parse.quote(os.fsencode(folder.resolve() / DB_FILE), safe="/") + "?mode=ro"
+        con = sqlite3.connect(uri, uri=True, timeout=1.0)
+        try:
+            ids = [r[0] for r in con.execute("SELECT workflow_uuid FROM workflow_status")]
+        finally:
+            con.close()
+        if len(ids) == 1 and ids[0] != "sales-report":
+            prefix = f"HARNESS_TASK_ID={shlex.quote(ids[0])} "
+    command = f"{prefix}python -m harness --engine dbos --resume --workdir {shlex.quote(str(folder))}"
+    path = folder / CHECKPOINT_FILE
+    raise HarnessError(
+        texts.LESSON_ENGINE_ON_DISK.format(path=path, command=texts.untrusted(command, limit=2000))
+    )
 
 
 def parse_args(argv: list[str]) -> Options:
@@ -219,7 +251,10 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         workdir = Path(options.workdir)
         if os.path.lexists(workdir) and not workdir.is_dir():
             raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=workdir))
-        if options.resume and not workdir.is_dir():
+        shared = options.engine == "dbos" and (options.database_url or env.get("HARNESS_DATABASE_URL"))
+        if (
+            options.resume and not workdir.is_dir() and not shared
+        ):  # a shared database's worker may be new here
             raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
         workdir.mkdir(parents=True, exist_ok=True)
         if options.engine == "dbos":  # beyond the lesson (notebook 13)
