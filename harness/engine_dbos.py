@@ -802,7 +802,10 @@ class Watch(threading.Thread):
 
     def run(self) -> None:
         try:
-            while not self.stop.wait(PROBE_S):
+            while not self.stop.is_set():
+                time.sleep(
+                    PROBE_S
+                )  # not Event.wait: its timeout follows the wall clock under some fake clocks
                 if self.lock.check() is not None:
                     await_database()
         except (
@@ -838,10 +841,8 @@ def _poll(handle, db: Database, deadline: float, watched) -> str:
         if status == "ENQUEUED":  # on this task's own queue, which this worker polls every POLL_S
             enqueued_since = enqueued_since or time.monotonic()
             if time.monotonic() - enqueued_since > deadline:
-                stop_now(texts.DBOS_UNREACHABLE.format(
-                    db=db.shown, deadline=f"{deadline:g}", task_id=handle.workflow_id,
-                    detail=texts.DBOS_NOT_DEQUEUED.format(deadline=f"{deadline:g}"),
-                    command=HERE.resume_command))  # fmt: skip
+                stop_now(texts.DBOS_NOT_DEQUEUED.format(deadline=f"{deadline:g}", task_id=handle.workflow_id,
+                                                        command=HERE.resume_command))  # fmt: skip
         else:
             enqueued_since = None
         time.sleep(POLL_S)

@@ -416,7 +416,11 @@ DBOS_UNREACHABLE_AT_START = (
     "システムデータベース {db} に {deadline} 秒つながりませんでした（{detail}）。何も始めていません。\n"
     "データベースが戻ったら: {command}（待つ秒数は HARNESS_DATABASE_DEADLINE_S で変えられます）"
 )
-DBOS_NOT_DEQUEUED = "DBOS が {deadline} 秒たってもワークフローを取り出しません（状態 ENQUEUED のまま）"
+DBOS_NOT_DEQUEUED = (
+    "DBOS が {deadline} 秒たってもワークフロー {task_id} をキューから取り出しません（状態 ENQUEUED のまま）。"
+    "時計が戻された、DBOS のスレッドが動けない、などが考えられます。\n"
+    "ワークフローはそのまま残っています。原因を確かめてから: {command}"
+)
 DBOS_API_FAILED_HINT = (
     "ワークフロー {task_id} は記録済みのステップのまま残っています（失敗としては記録していません）。"
     "原因が解消したら、このモデル呼び出しからやり直せます: {command}"
