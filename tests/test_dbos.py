@@ -10,11 +10,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TASK_ID = "sales-report"
 WORKFLOW_FAILED_HINT = (
     "この記録からは再開できません（--resume は同じエラーを返すだけです）。"
-    "原因を確かめてから --resume なしで最初からやり直してください。"
+    "原因を確かめてから --resume なしで最初からやり直してください（そのとき dbos.sqlite は片付けられます）。"
 )
 TOOLS = ("read_notes", "count_words", "write_report")
 
@@ -107,7 +105,7 @@ def test_clean_run_records_each_model_call_and_each_tool_call_as_a_step(tmp_path
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, CLEAN, "")
     db = work / "dbos.sqlite"
     assert rows(db, "SELECT workflow_uuid, status, name, queue_name FROM workflow_status") == [
-        (TASK_ID, "SUCCESS", "lesson6_task", "harness-tasks")
+        (TASK_ID, "SUCCESS", "lesson6_task", "harness-task/sales-report")
     ]
     steps = rows(db, "SELECT function_id, function_name FROM operation_outputs ORDER BY function_id")
     assert steps == [(1, "call_model"), (2, "read_notes"), (3, "call_model"), (4, "count_words"),
@@ -264,7 +262,7 @@ def test_the_lesson_command_line_imports_neither_dbos_nor_sqlalchemy(tmp_path):
             ["--database-url", "mysql://u:secret@h/x"],
             {},
             1,
-            "データベースの URL mysql://u:***@h/x は使えません",
+            "データベースの URL mysql://… は使えません（postgresql:// か sqlite:/// で始まっていません）",
         ),
         ([], {"HARNESS_TASK_ID": "a b"}, 1, "HARNESS_TASK_ID=a b は使えません"),
         ([], {"HARNESS_EXECUTOR_ID": "x" * 101}, 1, "HARNESS_EXECUTOR_ID="),
@@ -550,7 +548,7 @@ def test_an_api_failure_leaves_the_workflow_pending_and_resume_asks_the_model_ag
     assert len(lines) == 2 and lines[0].startswith("エラー: モデルの API 呼び出しが失敗しました（")
     assert lines[1] == (
         "ワークフロー sales-report は記録済みのステップのまま残っています（失敗としては記録していません）。"
-        "原因が解消したら --resume で続きから再開できます（このモデル呼び出しからやり直します）。"
+        f"原因が解消したら、このモデル呼び出しからやり直せます: python -m harness --engine dbos --resume --workdir {work}"
     )
     db = work / "dbos.sqlite"
     assert rows(db, "SELECT status FROM workflow_status") == [("PENDING",)]
@@ -600,82 +598,30 @@ def test_a_system_database_that_becomes_unusable_during_a_run_ends_it_with_a_mes
 # -------------------------------------------------------------------------------------------------- Postgres path
 
 
-def _postgres_bin() -> Path | None:
-    found = shutil.which("initdb")
-    if found:
-        return Path(found).resolve().parent
-    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    return versions[-1].parent if versions else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def postgres():
-    """A throwaway PostgreSQL cluster in a temporary folder, its socket in that folder; yields a URL maker."""
-    bindir = _postgres_bin()
-    if bindir is None:
+def cluster():
+    """A throwaway PostgreSQL cluster (harness/lab/postgres.py) for this module; the tests may stop and restart it."""
+    from harness.lab.postgres import Cluster, server_binaries
+
+    if server_binaries() is None:
         if os.environ.get("REQUIRE_POSTGRES") == "1":
             pytest.fail("REQUIRE_POSTGRES=1 but no PostgreSQL server binaries (initdb, pg_ctl) were found")
         pytest.skip(
             "no PostgreSQL server binaries (initdb, pg_ctl); set REQUIRE_POSTGRES=1 to make this a failure"
         )
-    folder = Path(tempfile.mkdtemp(prefix="harness-pg-"))
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # postgres refuses to run as root
-        user = "postgres" if _has_user("postgres") else "nobody"
-        shutil.chown(folder, user)
-        as_user = ["runuser", "-u", user, "--"]
-    port = _free_port()
-    data = folder / "data"
+    server = Cluster()
     try:
-        subprocess.run(
-            [
-                *as_user,
-                str(bindir / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--no-locale",
-                "--no-sync",
-            ],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-        options = f"-k {folder} -c listen_addresses= -p {port} -F"
-        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"),
-                        "-w", "start"], check=True, capture_output=True, timeout=120)  # fmt: skip
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as err:
-        log = (folder / "log").read_text(errors="replace") if (folder / "log").exists() else ""
-        shutil.rmtree(folder, ignore_errors=True)
-        pytest.fail(
-            f"could not start a throwaway PostgreSQL cluster: {err}\n{getattr(err, 'stderr', '')}\n{log}"
-        )
-    try:
-        yield lambda db: f"postgresql://postgres@/{db}?host={folder}&port={port}"
+        server.start()
+        yield server
     finally:
-        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True, timeout=60, check=False)  # fmt: skip
-        shutil.rmtree(folder, ignore_errors=True)
+        server.close()
 
 
-def _has_user(name: str) -> bool:
-    import pwd
-
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        return False
-    return True
+@pytest.fixture
+def postgres(cluster):
+    """A URL maker for databases on the running cluster (started again if a test left it stopped)."""
+    cluster.start()
+    return cluster.url
 
 
 def _pg_rows(url: str, sql: str) -> list[tuple]:
@@ -700,7 +646,8 @@ def test_postgres_a_killed_workflow_is_recovered_from_the_server(tmp_path, postg
     assert _pg_rows(url, "SELECT status FROM dbos.workflow_status") == [("PENDING",)]
     resume = harness(work, "--resume", "--database-url", url)
     assert resume.returncode == 0, resume.stderr
-    assert resume.stdout.splitlines()[1:] == MOMENT_2_RESUME.splitlines()[1:]
+    # a shared database: every line names its task
+    assert resume.stdout.splitlines()[1:] == [f"[{TASK_ID}]{line}" for line in MOMENT_2_RESUME.splitlines()[1:]]
     assert _pg_rows(url, "SELECT status FROM dbos.workflow_status") == [("SUCCESS",)]
     assert tool_runs(work).count("write_report toolu_03") == 2
 
@@ -711,20 +658,25 @@ def test_postgres_two_workers_the_second_recovers_the_workflow_the_first_was_kil
     first = harness(work, env={"CRASH_AFTER": "after-save-a:2", "CRASH_MODE": "sigkill",
                                "HARNESS_DATABASE_URL": url, "HARNESS_EXECUTOR_ID": "worker-a"})  # fmt: skip
     assert first.returncode == -9
-    assert _pg_rows(url, "SELECT status, executor_id FROM dbos.workflow_status") == [("PENDING", "worker-a")]
+    assert _pg_rows(url, "SELECT status, executor_id FROM dbos.workflow_status") == [
+        ("PENDING", "worker-a/sales-report")
+    ]
     second = harness(work, "--resume", env={"HARNESS_DATABASE_URL": url, "HARNESS_EXECUTOR_ID": "worker-b"})
     assert second.returncode == 0, second.stderr
     lines = second.stdout.splitlines()
     assert lines[0] == (
-        "[resume] ワークフロー sales-report を DBOS が回復（状態 PENDING、実行者 worker-a → worker-b、記録済みのステップ 3 個）"
+        "[sales-report][resume] ワークフロー sales-report を DBOS が回復（状態 PENDING、実行者 worker-a → worker-b、"
+        "記録済みのステップ 3 個）"
     )
     assert lines[1:4] == [
-        "[turn 1][step 1 再利用] モデル pending=read_notes",
-        "[turn 1][step 2 再利用] read_notes の結果",
-        "[turn 2][step 3 再利用] モデル pending=count_words",
+        "[sales-report][turn 1][step 1 再利用] モデル pending=read_notes",
+        "[sales-report][turn 1][step 2 再利用] read_notes の結果",
+        "[sales-report][turn 2][step 3 再利用] モデル pending=count_words",
     ]
-    assert lines[-1] == "[done] report.txt にレポートを書き出しました。タスク完了。"
-    assert _pg_rows(url, "SELECT status, executor_id FROM dbos.workflow_status") == [("SUCCESS", "worker-b")]
+    assert lines[-1] == "[sales-report][done] report.txt にレポートを書き出しました。タスク完了。"
+    assert _pg_rows(url, "SELECT status, executor_id FROM dbos.workflow_status") == [
+        ("SUCCESS", "worker-b/sales-report")
+    ]
     assert tool_runs(work) == ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
     # a second fresh start under the same task id is refused: the database is shared, never wiped
     again = harness(work, env={"HARNESS_DATABASE_URL": url, "HARNESS_EXECUTOR_ID": "worker-a"})

@@ -51,6 +51,7 @@ class Cluster:
             shutil.chown(self.folder, self.as_user[2])
         self.data = self.folder / "data"
         self.port = random.randrange(20000, 32000)
+        self.started = False
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
                   "--no-locale", "--no-sync")  # fmt: skip
 
@@ -58,13 +59,22 @@ class Cluster:
         return subprocess.run([*self.as_user, str(self.bindir / tool), *args], capture_output=True, text=True,
                               timeout=120, check=check)  # fmt: skip
 
+    def running(self) -> bool:
+        return self._run("pg_ctl", "-D", str(self.data), "status", check=False).returncode == 0
+
     def start(self) -> None:
-        for _ in range(5):  # another cluster may have the port's socket name: try another port
+        """Start the server (nothing to do when it runs), on the same port as before when it ran before."""
+        if self.running():
+            return
+        for _ in range(1 if self.started else 5):  # another cluster may have the port's socket name: try another port
             options = f"-k {self.folder} -c listen_addresses= -p {self.port} -F -c max_connections=200"
             proc = self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.folder / "log"), "-w",
                              "start", check=False)  # fmt: skip
             if proc.returncode == 0:
+                self.started = True
                 return
+            if self.started:
+                break
             self.port = random.randrange(20000, 32000)
         raise RuntimeError(f"could not start PostgreSQL: {proc.stderr}\n{self.log()}")
 
