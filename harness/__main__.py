@@ -44,7 +44,9 @@ USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real] [--
   --parallel      レッスンの先へ: 1ターンに複数のツール（チェックポイント version 2、notebook 11）
   --idempotent    レッスンの先へ: 冪等キーで問い合わせられる write_report（reconcile の第4の分岐、notebook 12）
   --engine dbos   レッスンの先へ: 同じタスクを DBOS のワークフローとして走らせる（--resume は DBOS が回復する、notebook 13）
-  --database-url URL  DBOS のシステムデータベース（既定: 作業フォルダの dbos.sqlite。環境変数 HARNESS_DATABASE_URL も可）
+  --database-url URL  DBOS のシステムデータベース（既定: 作業フォルダの dbos.sqlite。環境変数 HARNESS_DATABASE_URL も可。
+                      HARNESS_TASK_ID でタスク、HARNESS_EXECUTOR_ID でワーカーの名前、HARNESS_DATABASE_DEADLINE_S で
+                      データベースを待つ秒数（既定 60）を指定できる）
 環境変数: CRASH_AFTER=LABEL:N（LABEL は after-save-a, after-tool-run, after-effect-write, after-save-b）
           CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
           HARNESS_SLOW_MS=N（1ステップごとに N ミリ秒止まる。授業で落とす瞬間を見せるため）
