@@ -66,7 +66,8 @@ class Cluster:
         """Start the server (nothing to do when it runs), on the same port as before when it ran before."""
         if self.running():
             return
-        for _ in range(1 if self.started else 5):  # another cluster may have the port's socket name: try another port
+        # another cluster may have the port's socket name: try another port (not once started: the URLs name it)
+        for _ in range(1 if self.started else 5):
             options = f"-k {self.folder} -c listen_addresses= -p {self.port} -F -c max_connections=200"
             proc = self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.folder / "log"), "-w",
                              "start", check=False)  # fmt: skip
