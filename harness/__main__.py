@@ -70,7 +70,6 @@ def main(options: Options, env=os.environ) -> str:
     run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
               listeners=listeners_from_env(env))  # fmt: skip
     client = make_client(options.real)  # スクリプト化されたモデル（既定）か、本物の Messages API
-    refuse_engine_left_here(options)
     with hold_workdir(run.workdir):  # 1つの作業フォルダに書くのは1プロセスだけ
         return run_agent(run, client, texts.TASK, TOOL_SCHEMAS, resume=options.resume)
 
@@ -92,10 +91,14 @@ def main_beyond(options: Options, env=os.environ) -> str:
               listeners=listeners_from_env(env))  # fmt: skip
     # the scenario's scripted model, or the real API (several tool_use blocks a turn with --parallel)
     client = make_client(True, env, parallel=options.parallel) if options.real else None
-    refuse_engine_left_here(options)
     with hold_workdir(run.workdir):
         scenario = scenario_of(options.parallel, options.idempotent)
         return run_scenario(run, scenario, resume=options.resume, client=client)
+
+
+def shared_database(options: Options, env) -> bool:
+    """--engine dbos with a database given by URL: a worker taking over a task may resume in a new folder."""
+    return options.engine == "dbos" and bool(options.database_url or env.get("HARNESS_DATABASE_URL"))
 
 
 def refuse_engine_left_here(options: Options) -> None:
@@ -253,12 +256,11 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         workdir = Path(options.workdir)
         if os.path.lexists(workdir) and not workdir.is_dir():
             raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=workdir))
-        shared = options.engine == "dbos" and (options.database_url or env.get("HARNESS_DATABASE_URL"))
-        if (
-            options.resume and not workdir.is_dir() and not shared
-        ):  # a shared database's worker may be new here
+        if options.resume and not workdir.is_dir() and not shared_database(options, env):
             raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
         workdir.mkdir(parents=True, exist_ok=True)
+        if options.engine is None:
+            refuse_engine_left_here(options)
         if options.engine == "dbos":  # beyond the lesson (notebook 13)
             main_dbos(options, env)
         elif options.parallel or options.idempotent:  # beyond the lesson (notebooks 11, 12)

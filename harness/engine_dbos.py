@@ -102,6 +102,7 @@ EXIT_ERROR = 1
 FINAL_WRITE_S = 30.0
 DEFAULT_DEADLINE_S = 60.0  # HARNESS_DATABASE_DEADLINE_S: how long a worker waits for an unreachable database
 WAIT_LINE_S = 10.0  # a [待機中] line this often while it waits
+FIRST_WAIT_LINE_S = 1.0  # the first one when the database has not answered for this long
 PROBE_S = 0.5  # how often the watch asks the database
 MIN_OPEN_FILES = 64  # DBOS's threads and connections, SQLite's files, the interpreter's own
 _NAME = re.compile(r"[A-Za-z0-9_.:-]{1,100}")
@@ -776,15 +777,15 @@ def wait_for_database(db: Database, deadline: float, task_id: str, check=None) -
     """Return once `check` (default: probe) finds the database usable; a [待機中] line on stderr at once and every
     WAIT_LINE_S meanwhile; at the deadline, end the process with the command that resumes the task."""
     check = check or (lambda: probe(db))
-    since, lines = time.monotonic(), 0
+    since, next_line = time.monotonic(), FIRST_WAIT_LINE_S  # a moment's lock contention is not worth a line
     while (problem := check()) is not None:
         waited = time.monotonic() - since
         if waited >= deadline:
             said = texts.DBOS_UNREACHABLE if HERE.begun else texts.DBOS_UNREACHABLE_AT_START
             stop_now(said.format(db=db.shown, deadline=f"{deadline:g}", detail=problem, task_id=task_id,
                                  command=HERE.resume_command if HERE.begun else HERE.command))  # fmt: skip
-        if waited >= lines * WAIT_LINE_S:
-            lines += 1
+        if waited >= next_line:
+            next_line += WAIT_LINE_S
             print(texts.terminal_safe(texts.DBOS_WAITING.format(db=db.shown, elapsed=f"{round(waited, 1):g}",
                   deadline=f"{deadline:g}", detail=problem)), file=sys.stderr, flush=True)  # fmt: skip
         time.sleep(min(PROBE_S, max(0.05, deadline - waited)))

@@ -706,8 +706,10 @@ class Worker:
         self.lines: queue.Queue = queue.Queue()
         self.out: list[str] = []
         self.err: list[str] = []
-        for stream, kept in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
-            threading.Thread(target=self._read, args=(stream, kept), daemon=True).start()
+        self.readers = [threading.Thread(target=self._read, args=(stream, kept), daemon=True)
+                        for stream, kept in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))]  # fmt: skip
+        for reader in self.readers:
+            reader.start()
 
     def _read(self, stream, kept: list[str]) -> None:
         for line in stream:
@@ -734,13 +736,8 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             pytest.fail(f"the worker did not end within {timeout} s: {self.out} {self.err}")
-        import time
-
-        end = time.monotonic() + 10  # the reader threads reach the end of both pipes
-        while (not self.proc.stdout.closed or not self.proc.stderr.closed) and time.monotonic() < end:
-            if self.lines.empty():
-                break
-            time.sleep(0.01)
+        for reader in self.readers:  # both pipes read to their end
+            reader.join(timeout=30)
         return code
 
 
