@@ -505,17 +505,24 @@ def parse_database_url(url: str) -> Database:
     authority = rest.split("/", 1)[0].split("?", 1)[0]
     if authority.count("@") > 1:
         raise refuse("at")
-    if "[" in authority.rsplit("@", 1)[-1] and "]" not in authority.rsplit("@", 1)[-1]:
+    hostport = authority.rsplit("@", 1)[-1]
+    if hostport.startswith("[") and "]" not in hostport:
         raise refuse("bracket")
+    port = hostport.rsplit("]", 1)[-1] if hostport.startswith("[") else hostport
+    if ":" in port and not re.fullmatch(r"[0-9]{1,5}", port.split(":", 1)[1]):
+        raise refuse("port")
     driver = "postgresql+psycopg" if scheme in POSTGRES_SCHEMES else "sqlite"
     try:
         u = sa.make_url(f"{driver}://{rest}")
         port = u.port
         query_port = u.query.get("port")
+        query_mode = u.query.get("mode")
     except (ArgumentError, ValueError, TypeError):
         raise refuse("unreadable") from None
     shown = _shown(u, "postgresql" if driver != "sqlite" else "sqlite")
     if driver == "sqlite":
+        if query_mode == "memory":
+            raise refuse("memory", shown)
         return _sqlite_database(u, shown, secrets, refuse)
     ports = [port] if port is not None else []
     for value in query_port if isinstance(query_port, tuple) else ([query_port] if query_port else []):
@@ -936,9 +943,9 @@ def start(run: Run, task_id: str, db: str, task: str, idempotent: bool):
     """Enqueue a new workflow under the task's id, on the task's own queue."""
     run.emit("dbos_start", task_id=task_id, db=db)
     with SetWorkflowID(task_id):
-        return DBOS.retrieve_queue(queue_name(task_id)).enqueue(
-            task_workflow, str(run.workdir.resolve()), task, idempotent
-        )
+        # the folder is recorded for information only, as text the database can store (odd bytes as \xNN)
+        started_in = os.fsencode(run.workdir.resolve()).decode("utf-8", "backslashreplace")
+        return DBOS.retrieve_queue(queue_name(task_id)).enqueue(task_workflow, started_in, task, idempotent)
 
 
 def recover(run: Run, task_id: str, status, steps: int, executor: str):

@@ -77,7 +77,9 @@ def harness(
 
 
 def rows(db: Path, sql: str, *args) -> list[tuple]:
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    from urllib.parse import quote
+
+    con = sqlite3.connect(f"file:{quote(os.fsencode(db))}?mode=ro", uri=True)
     try:
         return con.execute(sql, args).fetchall()
     finally:
@@ -918,7 +920,7 @@ def test_a_database_unreachable_at_start_is_waited_for_then_refused_with_the_com
     url = postgres("down_at_start")
     cluster.stop()
     work = tmp_path / "w"
-    proc = harness(work, env={"HARNESS_DATABASE_URL": url, "HARNESS_DATABASE_DEADLINE_S": "1"}, timeout=60)
+    proc = harness(work, env={"HARNESS_DATABASE_URL": url, "HARNESS_DATABASE_DEADLINE_S": "3"}, timeout=60)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     errors = [line for line in proc.stderr.splitlines() if not line.startswith("[待機中]")]
     assert errors[0].endswith("何も始めていません。") and "[待機中]" in proc.stderr
