@@ -41,7 +41,8 @@ def workflows(workdir: Path) -> str:
     """workflow_status: one row per workflow (what checkpoint.json's top holds: the task, is it finished)."""
     rows = query(
         workdir,
-        "SELECT workflow_uuid, status, name, executor_id, queue_name, recovery_attempts FROM workflow_status",
+        "SELECT workflow_uuid, status, name, executor_id, queue_name, recovery_attempts FROM workflow_status "
+        "ORDER BY workflow_uuid",
     )
     return table(
         [["workflow_uuid", "status", "name", "executor_id", "queue_name", "recovery_attempts"], *rows]
