@@ -172,9 +172,12 @@ def stop_for_api_error(err: APIError) -> None:
 
 def stop_for_database(err: BaseException | str) -> None:
     """The system database stopped taking what the engine writes: say so and end, rather than wait for it."""
-    stop_now(
-        texts.DBOS_DB_LOST.format(db=HERE.db, detail=err if isinstance(err, str) else database_detail(err))
-    )
+    detail = err if isinstance(err, str) else database_detail(err)
+    if (
+        HERE.target is not None and not HERE.target.default
+    ):  # a shared database is never wiped by a fresh start
+        stop_now(texts.DBOS_DB_LOST_SHARED.format(db=HERE.db, detail=detail, command=HERE.resume_command))
+    stop_now(texts.DBOS_DB_LOST.format(db=HERE.db, detail=detail))
 
 
 def database_detail(err: BaseException) -> str:

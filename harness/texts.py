@@ -443,6 +443,10 @@ DBOS_DB_LOST = (
     "{db} を確かめてください。置き換えられたり壊れたりしていれば --resume では続けられないので、"
     "--resume なしで最初からやり直してください。"
 )
+DBOS_DB_LOST_SHARED = (
+    "システムデータベース {db} が実行中に使えなくなりました（{detail}）。記録を書けないので、ここで止めました。\n"
+    "{db} を確かめてください。直ったら: {command}"
+)
 DBOS_DB_REPLACED = "実行中に置き換えられたか、消されました"
 DBOS_DB_FINAL_WRITE = "ワークフローの終わりを {seconds:g} 秒待っても記録できません"
 DBOS_FEW_FILES = (
