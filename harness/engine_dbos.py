@@ -608,7 +608,9 @@ def resume_command(workdir: Path, db: Database, task_id: str, options, env, resu
             prefix = f"HARNESS_DATABASE_URL={shlex.quote(db.shown)} {prefix}"
     if env.get("HARNESS_EXECUTOR_ID") and resume:
         prefix = f"HARNESS_EXECUTOR_ID={env['HARNESS_EXECUTOR_ID']} {prefix}"
-    return texts.untrusted(prefix + texts.DBOS_START_COMMAND.format(options="".join(parts)), limit=2000)
+    command = prefix + texts.DBOS_START_COMMAND.format(options="".join(parts))
+    secret = texts.DBOS_SECRET_IN_COMMAND if not db.default and "***" in db.shown else ""
+    return texts.untrusted(command, limit=2000) + secret
 
 
 def _fresh(run: Run) -> None:
@@ -1092,7 +1094,8 @@ def failed_hint(db: Database, task_id: str, workdir: Path, options, env) -> str:
     """What to do after a failed workflow: in the folder's own database a fresh start (which removes it); in a shared
     one, where the record stays, a fresh start under another task id."""
     if db.default:
-        return texts.DBOS_WORKFLOW_FAILED_HINT_HERE
+        command = resume_command(workdir, db, task_id, options, env, resume=False)
+        return texts.DBOS_WORKFLOW_FAILED_HINT_HERE.format(command=command)
     other = f"{task_id}-2" if len(task_id) <= 98 else "new-task"
     command = resume_command(workdir, db, other, options, env, resume=False)
     return texts.DBOS_WORKFLOW_FAILED_HINT.format(command=command)

@@ -358,6 +358,7 @@ DBOS_NO_WRITER_LABELS = (
     "書きかけの .tmp は生まれません。\n使えるのは after-save-a, after-tool-run, after-effect-write, after-save-b です。"
 )
 DBOS_START_COMMAND = "python -m harness --engine dbos{options}"
+DBOS_SECRET_IN_COMMAND = "（URL の *** には実際の値を入れてください）"
 DBOS_NO_DATABASE = (
     "{path} がありません。--resume する対象のワークフローがありません。\n最初から始めるなら: {command}"
 )
@@ -393,7 +394,7 @@ DBOS_WORKFLOW_FAILED_HINT = (
 )
 DBOS_WORKFLOW_FAILED_HINT_HERE = (
     "この記録からは再開できません（--resume は同じエラーを返すだけです）。"
-    "原因を確かめてから --resume なしで最初からやり直してください（そのとき dbos.sqlite は片付けられます）。"
+    "原因を確かめてから、最初から: {command}（そのとき dbos.sqlite は片付けられます）"
 )
 DBOS_NO_REASON = "（理由は記録されていません）"
 DBOS_OTHER_VERSION = (

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TASK_ID = "sales-report"
 WORKFLOW_FAILED_HINT = (
     "この記録からは再開できません（--resume は同じエラーを返すだけです）。"
-    "原因を確かめてから --resume なしで最初からやり直してください（そのとき dbos.sqlite は片付けられます）。"
+    "原因を確かめてから、最初から: python -m harness --engine dbos --workdir {work}（そのとき dbos.sqlite は片付けられます）"
 )
 TOOLS = ("read_notes", "count_words", "write_report")
 
@@ -392,7 +392,7 @@ def test_a_workflow_that_fails_ends_with_one_japanese_line_and_stays_failed(tmp_
     reason = "モデルが1ターンに 2 個の tool_use を返しました。このハーネスは宙ぶらりんな呼び出しを1つしか扱えません。"
     assert str(err.value).splitlines() == [
         f"ワークフロー sales-report はエラーで終わりました（状態 ERROR）: {reason}",
-        WORKFLOW_FAILED_HINT,
+        WORKFLOW_FAILED_HINT.format(work=tmp_path / "w"),
     ]
     assert "Traceback" not in capfd.readouterr().err  # DBOS's own log of the failure stays quiet
     assert rows(tmp_path / "w" / "dbos.sqlite", "SELECT status FROM workflow_status") == [("ERROR",)]
@@ -400,8 +400,12 @@ def test_a_workflow_that_fails_ends_with_one_japanese_line_and_stays_failed(tmp_
     assert resume.returncode == 1
     assert resume.stderr.splitlines() == [  # the recorded reason, and what to do
         f"エラー: ワークフロー sales-report はエラーで終わりました（状態 ERROR）: {reason}",
-        WORKFLOW_FAILED_HINT,
+        WORKFLOW_FAILED_HINT.format(work=tmp_path / "w"),
     ]
+    followed = run_advice(
+        resume.stderr.splitlines()[1], tmp_path
+    )  # the advice, followed, starts the task over
+    assert followed.returncode == 0, followed.stderr
 
 
 def test_the_notebook_views_read_the_engine_tables_as_json(tmp_path):
@@ -952,6 +956,7 @@ def test_an_unreachable_server_is_named_without_its_password(tmp_path, url):
         SECRET not in proc.stdout + proc.stderr and SECRET.lower() not in (proc.stdout + proc.stderr).lower()
     )
     assert "127.0.0.1:1/db" in proc.stderr and "***" in proc.stderr
+    assert "（URL の *** には実際の値を入れてください）" in proc.stderr  # in the command to type
 
 
 @pytest.mark.parametrize(
