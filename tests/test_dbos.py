@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -774,9 +775,16 @@ def test_postgres_n_workers_on_n_tasks_each_finish_their_own_task_in_their_own_f
         if executors == "named":
             env["HARNESS_EXECUTOR_ID"] = f"worker-{i}"
         workers.append(Worker(folder, env=env))
-        if i == 0:  # the first task is running (its workflow PENDING) before the others launch and recover
+        if (
+            i == 0
+        ):  # the first task is running (its workflow PENDING) while the others launch, recover and run
             workers[0].wait_for("[step 1 記録]")
-    assert finish_all(workers) == [0] * n, [w.err for w in workers]
+            os.kill(workers[0].proc.pid, signal.SIGSTOP)
+    try:
+        assert finish_all(workers[1:]) == [0] * (n - 1), [w.err for w in workers]
+    finally:
+        os.kill(workers[0].proc.pid, signal.SIGCONT)
+    assert workers[0].finish() == 0, workers[0].err
     one_report_each(folders, lesson_report(tmp_path))
     for i, worker in enumerate(workers):
         assert all(line.startswith(f"[t{i}]") for line in worker.out), worker.out  # its own task's lines only
@@ -825,13 +833,17 @@ def test_a_task_a_live_worker_holds_is_never_taken_over_or_started_again(tmp_pat
     env = {"HARNESS_DATABASE_URL": url, "HARNESS_TASK_ID": "live"}
     a = Worker(tmp_path / "a", env={**env, "HARNESS_EXECUTOR_ID": "a", "HARNESS_SLOW_MS": "300"})
     a.wait_for("[step 2 記録]")
-    for args, folder in ((["--resume"], tmp_path / "b"), ([], tmp_path / "c")):
-        other = harness(folder, *args, env={**env, "HARNESS_EXECUTOR_ID": "b"}, timeout=120)
-        assert other.returncode == 1 and "Traceback" not in other.stderr
-        lines = other.stderr.splitlines()
-        assert lines[0].startswith("エラー: ワークフロー live は、いま別のプロセスが実行しています")
-        assert lines[1].endswith(f"--resume --workdir {folder}")
-        assert not folder.exists() or list(folder.iterdir()) == []  # nothing written there
+    os.kill(a.proc.pid, signal.SIGSTOP)  # alive, mid-task, and held there for as long as the others take
+    try:
+        for args, folder in ((["--resume"], tmp_path / "b"), ([], tmp_path / "c")):
+            other = harness(folder, *args, env={**env, "HARNESS_EXECUTOR_ID": "b"}, timeout=120)
+            assert other.returncode == 1 and "Traceback" not in other.stderr
+            lines = other.stderr.splitlines()
+            assert lines[0].startswith("エラー: ワークフロー live は、いま別のプロセスが実行しています")
+            assert lines[1].endswith(f"--resume --workdir {folder}")
+            assert not folder.exists() or list(folder.iterdir()) == []  # nothing written there
+    finally:
+        os.kill(a.proc.pid, signal.SIGCONT)
     assert a.finish() == 0, a.err
     one_report_each([tmp_path / "a"], lesson_report(tmp_path))
     assert sum("記録]" in line for line in a.out) == 7
@@ -878,7 +890,9 @@ def test_postgres_stopped_mid_run_the_worker_waits_and_goes_on_when_it_comes_bac
     worker = Worker(work, env={"HARNESS_DATABASE_URL": url, "HARNESS_SLOW_MS": "500",
                                "HARNESS_DATABASE_DEADLINE_S": "120"})  # fmt: skip
     worker.wait_for("[step 2 記録]")
+    os.kill(worker.proc.pid, signal.SIGSTOP)  # mid-task when the server goes, however fast the machine
     cluster.stop()
+    os.kill(worker.proc.pid, signal.SIGCONT)
     worker.wait_for("[待機中] システムデータベース postgresql://postgres@/outage_back")
     cluster.start()
     assert worker.finish() == 0, worker.err
@@ -905,7 +919,9 @@ def test_postgres_gone_past_the_deadline_ends_with_one_message_and_the_command_t
     worker = Worker(work, env={"HARNESS_DATABASE_URL": url, "HARNESS_SLOW_MS": "500",
                                "HARNESS_DATABASE_DEADLINE_S": "2"})  # fmt: skip
     worker.wait_for("[step 2 記録]")
+    os.kill(worker.proc.pid, signal.SIGSTOP)  # mid-task when the server goes, however fast the machine
     cluster.stop()
+    os.kill(worker.proc.pid, signal.SIGCONT)
     assert worker.finish(timeout=60) == 1
     errors = [line for line in worker.err if not line.startswith("[待機中]")]
     assert len(errors) == 2 and "Traceback" not in "\n".join(worker.err)
@@ -1034,8 +1050,10 @@ def test_dbos_sqlite_locked_by_another_program_ends_within_the_deadline_and_resu
     else:
         worker = Worker(work, env={**env, "HARNESS_SLOW_MS": "500"})
         worker.wait_for("[step 2 記録]")
+        os.kill(worker.proc.pid, signal.SIGSTOP)  # mid-task when the lock is taken, however fast the machine
         holder = sqlite3.connect(work / "dbos.sqlite", isolation_level=None, timeout=30)
         holder.execute("BEGIN EXCLUSIVE")
+        os.kill(worker.proc.pid, signal.SIGCONT)
         code, err = worker.finish(timeout=90), worker.err
     holder.execute("ROLLBACK")
     holder.close()
