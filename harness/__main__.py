@@ -11,9 +11,12 @@ import contextlib
 import json
 import math
 import os
+import shlex
 import signal
+import sqlite3
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 from . import texts
@@ -25,7 +28,7 @@ from .loop import run_agent
 from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
 from .run import Run, wall_clock_ms
 from .tools import TOOL_SCHEMAS
-from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, STATE_FILES
+from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, DB_FILE, STATE_FILES
 
 DEFAULT_WORKDIR = "harness-work"
 EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
@@ -41,7 +44,9 @@ USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real] [--
   --parallel      レッスンの先へ: 1ターンに複数のツール（チェックポイント version 2、notebook 11）
   --idempotent    レッスンの先へ: 冪等キーで問い合わせられる write_report（reconcile の第4の分岐、notebook 12）
   --engine dbos   レッスンの先へ: 同じタスクを DBOS のワークフローとして走らせる（--resume は DBOS が回復する、notebook 13）
-  --database-url URL  DBOS のシステムデータベース（既定: 作業フォルダの dbos.sqlite。環境変数 HARNESS_DATABASE_URL も可）
+  --database-url URL  DBOS のシステムデータベース（既定: 作業フォルダの dbos.sqlite。環境変数 HARNESS_DATABASE_URL も可。
+                      HARNESS_TASK_ID でタスク、HARNESS_EXECUTOR_ID でワーカーの名前、HARNESS_DATABASE_DEADLINE_S で
+                      データベースを待つ秒数（既定 60）を指定できる）
 環境変数: CRASH_AFTER=LABEL:N（LABEL は after-save-a, after-tool-run, after-effect-write, after-save-b）
           CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
           HARNESS_SLOW_MS=N（1ステップごとに N ミリ秒止まる。授業で落とす瞬間を見せるため）
@@ -91,6 +96,38 @@ def main_beyond(options: Options, env=os.environ) -> str:
     with hold_workdir(run.workdir):
         scenario = scenario_of(options.parallel, options.idempotent)
         return run_scenario(run, scenario, resume=options.resume, client=client)
+
+
+def shared_database(options: Options, env) -> bool:
+    """--engine dbos with a database given by URL: a worker taking over a task may resume in a new folder."""
+    return options.engine == "dbos" and bool(options.database_url or env.get("HARNESS_DATABASE_URL"))
+
+
+def refuse_engine_left_here(options: Options) -> None:
+    """--resume without --engine in a folder whose task is an --engine dbos workflow (no checkpoint.json, a
+    dbos.sqlite): name the command that continues it, rather than the lesson's "no checkpoint"."""
+    folder = Path(options.workdir)
+    if (
+        not options.resume
+        or os.path.lexists(folder / CHECKPOINT_FILE)
+        or not os.path.lexists(folder / DB_FILE)
+    ):
+        return
+    prefix = ""
+    with contextlib.suppress(sqlite3.Error, OSError):  # the task's id, when it is not the default one
+        uri = "file:" + urllib.parse.quote(os.fsencode(folder.resolve() / DB_FILE), safe="/") + "?mode=ro"
+        con = sqlite3.connect(uri, uri=True, timeout=1.0)
+        try:
+            ids = [r[0] for r in con.execute("SELECT workflow_uuid FROM workflow_status")]
+        finally:
+            con.close()
+        if len(ids) == 1 and ids[0] != "sales-report":
+            prefix = f"HARNESS_TASK_ID={shlex.quote(ids[0])} "
+    command = f"{prefix}python -m harness --engine dbos --resume --workdir {shlex.quote(str(folder))}"
+    path = folder / CHECKPOINT_FILE
+    raise HarnessError(
+        texts.LESSON_ENGINE_ON_DISK.format(path=path, command=texts.untrusted(command, limit=2000))
+    )
 
 
 def parse_args(argv: list[str]) -> Options:
@@ -221,9 +258,11 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         workdir = Path(options.workdir)
         if os.path.lexists(workdir) and not workdir.is_dir():
             raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=workdir))
-        if options.resume and not workdir.is_dir():
+        if options.resume and not workdir.is_dir() and not shared_database(options, env):
             raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
         workdir.mkdir(parents=True, exist_ok=True)
+        if options.engine is None:
+            refuse_engine_left_here(options)
         if options.engine == "dbos":  # beyond the lesson (notebook 13)
             main_dbos(options, env)
         elif options.parallel or options.idempotent:  # beyond the lesson (notebooks 11, 12)

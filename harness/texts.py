@@ -321,30 +321,86 @@ DBOS_LINES = {
     "tool": "[turn {turn}][step {step} {how}] {name} の結果",
     "closing": "[step {step} {how}] モデルの締めくくり",
     "already_written": "[tool] {name}: キー {key} のレポートはすでにある、書き直さない",
+    "dbos_back": "[dbos] システムデータベースが戻りました。ワークフロー {task_id} をこのプロセスで回復して続けます",
+    "dbos_not_here": (
+        "[dbos] {name} はこのプロセスでは実行していません（記録を再利用）。{path} はこの作業フォルダにはありません"
+        "（書いたのは前のワーカー。ワークフローを始めたフォルダ: {started_in}）"
+    ),
 }
+# With a database shared by several tasks (--database-url), every line of a worker names its task: [task-id]...
+DBOS_TASK_PREFIX = "[{task_id}]"
 DBOS_HOW = {"ran": "記録", "replayed": "再利用"}
 DBOS_ALREADY_WRITTEN = "{path} はキー {key} ですでに書き出されています（書き直していません）"
 DBOS_BAD_ENGINE = "--engine {value} は使えません。使えるのは dbos だけです（なしならレッスンのファイル版）。"
 DBOS_OPTION_NEEDS_ENGINE = "{option} は --engine dbos と一緒に使います。"
 DBOS_BAD_URL = (
-    "データベースの URL {url} は使えません。postgresql://... か sqlite:///... を指定してください。\n"
-    "例: --database-url postgresql://user@localhost:5432/harness"
+    "データベースの URL {url} は使えません（{reason}）。\n"
+    "postgresql://ユーザー@ホスト:ポート/データベース名 か sqlite:///ファイルの場所 を指定してください"
+    "（例: --database-url postgresql://user@localhost:5432/harness）。"
 )
+DBOS_URL_REASONS = {
+    "scheme": "postgresql:// か sqlite:/// で始まっていません",
+    "at": "@ が2つ以上あります。ユーザー名やパスワードの中の @ は %40 と書いてください",
+    "port": "ポート番号が 1〜65535 の整数ではありません",
+    "bracket": "ホストの [ が ] で閉じていません",
+    "unreadable": "URL として読めません",
+    "no_database": "データベース名がありません",
+    "memory": "メモリ上の SQLite はプロセスが終わると消えるので、再開のための記録を残せません",
+    "no_file": "SQLite のファイルの場所がありません",
+}
 DBOS_BAD_NAME = "{name}={value} は使えません。英数字と - _ . : だけの 1〜100 文字で指定してください。"
+DBOS_BAD_DEADLINE = (
+    "HARNESS_DATABASE_DEADLINE_S={value} は使えません。データベースを待つ秒数を 1〜86400 の数で指定してください"
+    "（既定: {default:g}）。"
+)
 DBOS_NO_WRITER_LABELS = (
     "CRASH_AFTER={label} は --engine dbos では使えません。DBOS はファイルではなくデータベースのトランザクションで記録するので、"
     "書きかけの .tmp は生まれません。\n使えるのは after-save-a, after-tool-run, after-effect-write, after-save-b です。"
 )
-DBOS_NO_DATABASE = "{path} がありません。--resume する対象のワークフローがありません。\n--resume なしで最初から実行してください。"
+DBOS_START_COMMAND = "python -m harness --engine dbos{options}"
+DBOS_SECRET_IN_COMMAND = "（URL の *** には実際の値を入れてください）"
+DBOS_NO_DATABASE = (
+    "{path} がありません。--resume する対象のワークフローがありません。\n最初から始めるなら: {command}"
+)
+DBOS_LESSON_ON_DISK = (
+    "{path} がありません。この作業フォルダにあるのはレッスンのハーネスのチェックポイント（checkpoint.json）です。\n"
+    "その続きなら: {command}"
+)
+LESSON_ENGINE_ON_DISK = (
+    "{path} が見つかりません。この作業フォルダにあるのは --engine dbos のワークフロー（dbos.sqlite）です。\n"
+    "その続きなら: {command}"
+)
 DBOS_NO_WORKFLOW = (
-    "ワークフロー {task_id} はシステムデータベースにありません。--resume する対象がありません。\n"
-    "--resume なしで最初から実行するか、HARNESS_TASK_ID で正しいタスク ID を指定してください。"
+    "ワークフロー {task_id} はシステムデータベース {db} にありません。--resume する対象がありません。\n"
+    "最初から始めるなら: {command}（別のタスクの続きなら HARNESS_TASK_ID でその ID を指定してください）"
 )
 DBOS_ALREADY_EXISTS = (
-    "ワークフロー {task_id} はシステムデータベースにすでにあります（状態 {status}）。同じ ID では新しく始めません。\n"
-    "続きなら --resume を、新しいタスクなら HARNESS_TASK_ID で別の ID を指定してください。"
+    "ワークフロー {task_id} はシステムデータベース {db} にすでにあります（状態 {status}）。同じ ID では新しく始めません。\n"
+    "その続きなら: {command}（新しいタスクなら HARNESS_TASK_ID で別の ID を指定してください）"
+)
+DBOS_TASK_BUSY = (
+    "ワークフロー {task_id} は、いま別のプロセスが実行しています（システムデータベース {db}）。"
+    "生きているプロセスのワークフローは引き継ぎません。\n"
+    "そのプロセスが終わるのを待ってください。止まっているならそのプロセスを終わらせてから: {command}"
+)
+DBOS_TASK_TAKEN = (
+    "ワークフロー {task_id} を別のプロセスが引き継ぎました（データベースが途切れている間に）。"
+    "二重に進めないよう、このプロセスはここで止めました。\n続きはそのプロセスが進めます。"
 )
 DBOS_WORKFLOW_FAILED = "ワークフロー {task_id} はエラーで終わりました（状態 {status}）: {error}"
+DBOS_WORKFLOW_FAILED_HINT = (
+    "この記録からは再開できません（--resume は同じエラーを返すだけです）。"
+    "原因を確かめてから、新しいタスク ID で最初から: {command}"
+)
+DBOS_WORKFLOW_FAILED_HINT_HERE = (
+    "この記録からは再開できません（--resume は同じエラーを返すだけです）。"
+    "原因を確かめてから、最初から: {command}（そのとき dbos.sqlite は片付けられます）"
+)
+DBOS_NO_REASON = "（理由は記録されていません）"
+DBOS_OTHER_VERSION = (
+    "ワークフロー {task_id} は別の版のハーネス（{version}）が始めたものです。この版では回復できません。\n"
+    "新しいタスク ID で最初から: {command}"
+)
 DBOS_CANNOT_OPEN = (
     "システムデータベース {db} を使えません（{detail}）。\n"
     "URL とサーバーが動いているかを確かめてください。作業フォルダの dbos.sqlite が壊れているなら、"
@@ -384,4 +440,54 @@ LAB_COMPARE_SAME = "再開が読む checkpoint.json と effects.json はバイ�
 LAB_COMPARE_ASKED = (
     "再開が読む checkpoint.json と effects.json はバイト単位で同じ。それでも判断が分かれるのは、外の世界"
     "（report.txt の冪等キー）に問い合わせたから"
+)
+
+# ---- --engine dbos: the database deadline, URLs, paths and limits --------------------------------------------------
+DBOS_WAITING = "[待機中] システムデータベース {db} に届きません（{elapsed} 秒経過、{deadline} 秒で打ち切ります。{detail}）"
+DBOS_UNREACHABLE = (
+    "システムデータベース {db} に {deadline} 秒つながりませんでした（{detail}）。ワークフロー {task_id} は"
+    "記録済みのステップのまま残っています。\n"
+    "データベースが戻ったら: {command}（待つ秒数は HARNESS_DATABASE_DEADLINE_S で変えられます）"
+)
+DBOS_BACK = "システムデータベースが戻りました。このワークフローはここでは続けられないので、続きは: {command}"
+DBOS_UNREACHABLE_AT_START = (
+    "システムデータベース {db} に {deadline} 秒つながりませんでした（{detail}）。何も始めていません。\n"
+    "データベースが戻ったら: {command}（待つ秒数は HARNESS_DATABASE_DEADLINE_S で変えられます）"
+)
+DBOS_NOT_DEQUEUED = (
+    "DBOS が {deadline} 秒たってもワークフロー {task_id} をキューから取り出しません（状態 ENQUEUED のまま）。"
+    "時計が戻された、DBOS のスレッドが動けない、などが考えられます。\n"
+    "ワークフローはそのまま残っています。原因を確かめてから: {command}"
+)
+DBOS_API_FAILED_HINT = (
+    "ワークフロー {task_id} は記録済みのステップのまま残っています（失敗としては記録していません）。"
+    "原因が解消したら、このモデル呼び出しからやり直せます: {command}"
+)
+DBOS_RESPONSE_NOT_STORABLE = (
+    "UTF-8 で書けない文字（対になっていないサロゲート）を含みます。応答のどの部分も記録していません"
+)
+DBOS_DB_NOT_PLAIN = (
+    "作業フォルダの {name} は普通のファイルではありません（{kind}）。システムデータベースとして開かず、何も書いていません。\n"
+    "それが何かを確かめて取り除いてから、--resume なしで最初から実行してください。"
+)
+DBOS_DB_KINDS = {"link": "シンボリックリンク", "hardlink": "ほかの場所と共有されたファイル（ハードリンク）",
+                 "folder": "フォルダ", "other": "FIFO などの特殊なファイル"}  # fmt: skip
+DBOS_DB_DAMAGED = (
+    "システムデータベース {db} は壊れています（{detail}）。ワークフローの記録を読めないので、再開できません。\n"
+    "--resume なしで最初からやり直してください（そのとき {db} は片付けられます。この実行では何も消していません）。"
+)
+DBOS_DB_LOST = (
+    "システムデータベース {db} が実行中に使えなくなりました（{detail}）。記録を書けないので、ここで止めました。\n"
+    "{db} を確かめてください。置き換えられたり壊れたりしていれば --resume では続けられないので、"
+    "--resume なしで最初からやり直してください。"
+)
+DBOS_DB_LOST_SHARED = (
+    "システムデータベース {db} が実行中に使えなくなりました（{detail}）。記録を書けないので、ここで止めました。\n"
+    "{db} を確かめてください。直ったら: {command}"
+)
+DBOS_DB_REPLACED = "実行中に置き換えられたか、消されました"
+DBOS_DB_FINAL_WRITE = "ワークフローの終わりを {seconds:g} 秒待っても記録できません"
+DBOS_FEW_FILES = (
+    "開けるファイルの数の上限（ulimit -n）が {limit} です。--engine dbos はデータベースの接続とスレッドのために"
+    "少なくとも {needed} 必要です。\nulimit -n {needed} 以上にしてから実行してください（何も始めていません）。"
 )

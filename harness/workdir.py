@@ -8,7 +8,7 @@ from . import texts
 from .errors import HarnessError
 from .files import fsync_folder, write_new_file
 from .tools import ensure_notes
-from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, MARKER_FILE, OUTPUT_FILES
+from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, DB_FILES, MARKER_FILE, OUTPUT_FILES
 
 
 def start_fresh(run) -> None:
@@ -27,7 +27,8 @@ def start_fresh(run) -> None:
         found = [name for name in CLEANED_BY_A_FRESH_START if os.path.lexists(folder / name)]
         if found:
             raise HarnessError(texts.NOT_OUR_FOLDER.format(path=folder, files=", ".join(found)))
-    for name in OUTPUT_FILES:
+    # the engine's database goes too: a later `--engine dbos --resume` must not revive the task abandoned here
+    for name in (*OUTPUT_FILES, *DB_FILES):
         try:
             os.unlink(folder / name)  # a link goes, never what it points to
         except FileNotFoundError:

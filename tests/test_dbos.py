@@ -10,11 +10,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
+import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TASK_ID = "sales-report"
 WORKFLOW_FAILED_HINT = (
     "この記録からは再開できません（--resume は同じエラーを返すだけです）。"
-    "原因を確かめてから --resume なしで最初からやり直してください。"
+    "原因を確かめてから、最初から: python -m harness --engine dbos --workdir {work}（そのとき dbos.sqlite は片付けられます）"
 )
 TOOLS = ("read_notes", "count_words", "write_report")
 
@@ -79,7 +78,9 @@ def harness(
 
 
 def rows(db: Path, sql: str, *args) -> list[tuple]:
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    from urllib.parse import quote
+
+    con = sqlite3.connect(f"file:{quote(os.fsencode(db))}?mode=ro", uri=True)
     try:
         return con.execute(sql, args).fetchall()
     finally:
@@ -107,7 +108,7 @@ def test_clean_run_records_each_model_call_and_each_tool_call_as_a_step(tmp_path
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, CLEAN, "")
     db = work / "dbos.sqlite"
     assert rows(db, "SELECT workflow_uuid, status, name, queue_name FROM workflow_status") == [
-        (TASK_ID, "SUCCESS", "lesson6_task", "harness-tasks")
+        (TASK_ID, "SUCCESS", "lesson6_task", "harness-task/sales-report")
     ]
     steps = rows(db, "SELECT function_id, function_name FROM operation_outputs ORDER BY function_id")
     assert steps == [(1, "call_model"), (2, "read_notes"), (3, "call_model"), (4, "count_words"),
@@ -264,7 +265,7 @@ def test_the_lesson_command_line_imports_neither_dbos_nor_sqlalchemy(tmp_path):
             ["--database-url", "mysql://u:secret@h/x"],
             {},
             1,
-            "データベースの URL mysql://u:***@h/x は使えません",
+            "データベースの URL mysql://… は使えません（postgresql:// か sqlite:/// で始まっていません）",
         ),
         ([], {"HARNESS_TASK_ID": "a b"}, 1, "HARNESS_TASK_ID=a b は使えません"),
         ([], {"HARNESS_EXECUTOR_ID": "x" * 101}, 1, "HARNESS_EXECUTOR_ID="),
@@ -392,7 +393,7 @@ def test_a_workflow_that_fails_ends_with_one_japanese_line_and_stays_failed(tmp_
     reason = "モデルが1ターンに 2 個の tool_use を返しました。このハーネスは宙ぶらりんな呼び出しを1つしか扱えません。"
     assert str(err.value).splitlines() == [
         f"ワークフロー sales-report はエラーで終わりました（状態 ERROR）: {reason}",
-        WORKFLOW_FAILED_HINT,
+        WORKFLOW_FAILED_HINT.format(work=tmp_path / "w"),
     ]
     assert "Traceback" not in capfd.readouterr().err  # DBOS's own log of the failure stays quiet
     assert rows(tmp_path / "w" / "dbos.sqlite", "SELECT status FROM workflow_status") == [("ERROR",)]
@@ -400,8 +401,12 @@ def test_a_workflow_that_fails_ends_with_one_japanese_line_and_stays_failed(tmp_
     assert resume.returncode == 1
     assert resume.stderr.splitlines() == [  # the recorded reason, and what to do
         f"エラー: ワークフロー sales-report はエラーで終わりました（状態 ERROR）: {reason}",
-        WORKFLOW_FAILED_HINT,
+        WORKFLOW_FAILED_HINT.format(work=tmp_path / "w"),
     ]
+    followed = run_advice(
+        resume.stderr.splitlines()[1], tmp_path
+    )  # the advice, followed, starts the task over
+    assert followed.returncode == 0, followed.stderr
 
 
 def test_the_notebook_views_read_the_engine_tables_as_json(tmp_path):
@@ -550,7 +555,7 @@ def test_an_api_failure_leaves_the_workflow_pending_and_resume_asks_the_model_ag
     assert len(lines) == 2 and lines[0].startswith("エラー: モデルの API 呼び出しが失敗しました（")
     assert lines[1] == (
         "ワークフロー sales-report は記録済みのステップのまま残っています（失敗としては記録していません）。"
-        "原因が解消したら --resume で続きから再開できます（このモデル呼び出しからやり直します）。"
+        f"原因が解消したら、このモデル呼び出しからやり直せます: python -m harness --engine dbos --resume --workdir {work}"
     )
     db = work / "dbos.sqlite"
     assert rows(db, "SELECT status FROM workflow_status") == [("PENDING",)]
@@ -600,82 +605,30 @@ def test_a_system_database_that_becomes_unusable_during_a_run_ends_it_with_a_mes
 # -------------------------------------------------------------------------------------------------- Postgres path
 
 
-def _postgres_bin() -> Path | None:
-    found = shutil.which("initdb")
-    if found:
-        return Path(found).resolve().parent
-    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    return versions[-1].parent if versions else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def postgres():
-    """A throwaway PostgreSQL cluster in a temporary folder, its socket in that folder; yields a URL maker."""
-    bindir = _postgres_bin()
-    if bindir is None:
+def cluster():
+    """A throwaway PostgreSQL cluster (harness/lab/postgres.py) for this module; the tests may stop and restart it."""
+    from harness.lab.postgres import Cluster, server_binaries
+
+    if server_binaries() is None:
         if os.environ.get("REQUIRE_POSTGRES") == "1":
             pytest.fail("REQUIRE_POSTGRES=1 but no PostgreSQL server binaries (initdb, pg_ctl) were found")
         pytest.skip(
             "no PostgreSQL server binaries (initdb, pg_ctl); set REQUIRE_POSTGRES=1 to make this a failure"
         )
-    folder = Path(tempfile.mkdtemp(prefix="harness-pg-"))
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # postgres refuses to run as root
-        user = "postgres" if _has_user("postgres") else "nobody"
-        shutil.chown(folder, user)
-        as_user = ["runuser", "-u", user, "--"]
-    port = _free_port()
-    data = folder / "data"
+    server = Cluster()
     try:
-        subprocess.run(
-            [
-                *as_user,
-                str(bindir / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--no-locale",
-                "--no-sync",
-            ],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-        options = f"-k {folder} -c listen_addresses= -p {port} -F"
-        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"),
-                        "-w", "start"], check=True, capture_output=True, timeout=120)  # fmt: skip
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as err:
-        log = (folder / "log").read_text(errors="replace") if (folder / "log").exists() else ""
-        shutil.rmtree(folder, ignore_errors=True)
-        pytest.fail(
-            f"could not start a throwaway PostgreSQL cluster: {err}\n{getattr(err, 'stderr', '')}\n{log}"
-        )
-    try:
-        yield lambda db: f"postgresql://postgres@/{db}?host={folder}&port={port}"
+        server.start()
+        yield server
     finally:
-        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True, timeout=60, check=False)  # fmt: skip
-        shutil.rmtree(folder, ignore_errors=True)
+        server.close()
 
 
-def _has_user(name: str) -> bool:
-    import pwd
-
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        return False
-    return True
+@pytest.fixture
+def postgres(cluster):
+    """A URL maker for databases on the running cluster (started again if a test left it stopped)."""
+    cluster.start()
+    return cluster.url
 
 
 def _pg_rows(url: str, sql: str) -> list[tuple]:
@@ -700,7 +653,10 @@ def test_postgres_a_killed_workflow_is_recovered_from_the_server(tmp_path, postg
     assert _pg_rows(url, "SELECT status FROM dbos.workflow_status") == [("PENDING",)]
     resume = harness(work, "--resume", "--database-url", url)
     assert resume.returncode == 0, resume.stderr
-    assert resume.stdout.splitlines()[1:] == MOMENT_2_RESUME.splitlines()[1:]
+    # a shared database: every line names its task
+    assert resume.stdout.splitlines()[1:] == [
+        f"[{TASK_ID}]{line}" for line in MOMENT_2_RESUME.splitlines()[1:]
+    ]
     assert _pg_rows(url, "SELECT status FROM dbos.workflow_status") == [("SUCCESS",)]
     assert tool_runs(work).count("write_report toolu_03") == 2
 
@@ -711,22 +667,491 @@ def test_postgres_two_workers_the_second_recovers_the_workflow_the_first_was_kil
     first = harness(work, env={"CRASH_AFTER": "after-save-a:2", "CRASH_MODE": "sigkill",
                                "HARNESS_DATABASE_URL": url, "HARNESS_EXECUTOR_ID": "worker-a"})  # fmt: skip
     assert first.returncode == -9
-    assert _pg_rows(url, "SELECT status, executor_id FROM dbos.workflow_status") == [("PENDING", "worker-a")]
+    assert _pg_rows(url, "SELECT status, executor_id FROM dbos.workflow_status") == [
+        ("PENDING", "worker-a/sales-report")
+    ]
     second = harness(work, "--resume", env={"HARNESS_DATABASE_URL": url, "HARNESS_EXECUTOR_ID": "worker-b"})
     assert second.returncode == 0, second.stderr
     lines = second.stdout.splitlines()
     assert lines[0] == (
-        "[resume] ワークフロー sales-report を DBOS が回復（状態 PENDING、実行者 worker-a → worker-b、記録済みのステップ 3 個）"
+        "[sales-report][resume] ワークフロー sales-report を DBOS が回復（状態 PENDING、実行者 worker-a → worker-b、"
+        "記録済みのステップ 3 個）"
     )
     assert lines[1:4] == [
-        "[turn 1][step 1 再利用] モデル pending=read_notes",
-        "[turn 1][step 2 再利用] read_notes の結果",
-        "[turn 2][step 3 再利用] モデル pending=count_words",
+        "[sales-report][turn 1][step 1 再利用] モデル pending=read_notes",
+        "[sales-report][turn 1][step 2 再利用] read_notes の結果",
+        "[sales-report][turn 2][step 3 再利用] モデル pending=count_words",
     ]
-    assert lines[-1] == "[done] report.txt にレポートを書き出しました。タスク完了。"
-    assert _pg_rows(url, "SELECT status, executor_id FROM dbos.workflow_status") == [("SUCCESS", "worker-b")]
+    assert lines[-1] == "[sales-report][done] report.txt にレポートを書き出しました。タスク完了。"
+    assert _pg_rows(url, "SELECT status, executor_id FROM dbos.workflow_status") == [
+        ("SUCCESS", "worker-b/sales-report")
+    ]
     assert tool_runs(work) == ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
     # a second fresh start under the same task id is refused: the database is shared, never wiped
     again = harness(work, env={"HARNESS_DATABASE_URL": url, "HARNESS_EXECUTOR_ID": "worker-a"})
     assert again.returncode == 1 and "すでにあります（状態 SUCCESS）" in again.stderr
     assert (work / "report.txt").exists()
+
+
+# ------------------------------------------------------------------------- several workers, one shared database
+
+
+class Worker:
+    """`python -m harness --engine dbos` running in the background; its lines are read as they come, so a test can
+    wait for a state (a line) rather than for a time. Every wait has a deadline that fails the test, never hangs."""
+
+    def __init__(self, workdir: Path, *args: str, env: dict | None = None) -> None:
+        import queue
+        import threading
+
+        full = {k: v for k, v in os.environ.items() if not k.startswith(("CRASH_", "HARNESS_"))}
+        full.update(PYTHONPATH=str(ROOT), HARNESS_FIXED_TIME_MS=str(FIXED_TIME_MS), **(env or {}))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "harness", "--engine", "dbos", "--workdir", str(workdir), *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full,
+        )  # fmt: skip
+        self.lines: queue.Queue = queue.Queue()
+        self.out: list[str] = []
+        self.err: list[str] = []
+        self.readers = [threading.Thread(target=self._read, args=(stream, kept), daemon=True)
+                        for stream, kept in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))]  # fmt: skip
+        for reader in self.readers:
+            reader.start()
+
+    def _read(self, stream, kept: list[str]) -> None:
+        for line in stream:
+            kept.append(line.rstrip("\n"))
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, text: str, timeout: float = 120) -> str:
+        import queue
+        import time
+
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.01, end - time.monotonic()))
+            except queue.Empty:
+                self.proc.kill()
+                pytest.fail(f"no line with {text!r} within {timeout} s: {self.out} {self.err}")
+            if text in line:
+                return line
+
+    def finish(self, timeout: float = 180) -> int:
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            pytest.fail(f"the worker did not end within {timeout} s: {self.out} {self.err}")
+        for reader in self.readers:  # both pipes read to their end
+            reader.join(timeout=30)
+        return code
+
+
+def finish_all(workers: list[Worker], timeout: float = 240) -> list[int]:
+    return [w.finish(timeout) for w in workers]
+
+
+def one_report_each(folders: list[Path], expected: str) -> None:
+    for folder in folders:
+        assert tool_runs(folder) == [
+            "read_notes toolu_01",
+            "count_words toolu_02",
+            "write_report toolu_03",
+        ], folder
+        assert (folder / "report.txt").read_text(encoding="utf-8") == expected
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+@pytest.mark.parametrize("executors", ["named", "default"])
+def test_postgres_n_workers_on_n_tasks_each_finish_their_own_task_in_their_own_folder(
+    tmp_path, postgres, n, executors
+):
+    url = postgres(f"many_{n}_{executors}")
+    folders = [tmp_path / f"w{i}" for i in range(n)]
+    workers = []
+    for i, folder in enumerate(folders):
+        env = {"HARNESS_DATABASE_URL": url, "HARNESS_TASK_ID": f"t{i}", "HARNESS_SLOW_MS": "100"}
+        if executors == "named":
+            env["HARNESS_EXECUTOR_ID"] = f"worker-{i}"
+        workers.append(Worker(folder, env=env))
+        if (
+            i == 0
+        ):  # the first task is running (its workflow PENDING) while the others launch, recover and run
+            workers[0].wait_for("[step 1 記録]")
+            os.kill(workers[0].proc.pid, signal.SIGSTOP)
+    try:
+        assert finish_all(workers[1:]) == [0] * (n - 1), [w.err for w in workers]
+    finally:
+        os.kill(workers[0].proc.pid, signal.SIGCONT)
+    assert workers[0].finish() == 0, workers[0].err
+    one_report_each(folders, lesson_report(tmp_path))
+    for i, worker in enumerate(workers):
+        assert all(line.startswith(f"[t{i}]") for line in worker.out), worker.out  # its own task's lines only
+        assert sum("記録]" in line for line in worker.out) == 7  # every step run once, none replayed
+    runner = {"named": "worker-{i}/t{i}", "default": "local/t{i}"}[executors]
+    assert sorted(_pg_rows(url, "SELECT workflow_uuid, status, executor_id, recovery_attempts FROM dbos.workflow_status")) == [
+        (f"t{i}", "SUCCESS", runner.format(i=i), 1) for i in range(n)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("label", "runs_in_b"),
+    [("after-save-a:3", ["write_report toolu_03"]), ("after-tool-run:3", ["write_report toolu_03"]),
+     ("after-save-b:3", [])],
+)  # fmt: skip
+def test_postgres_a_killed_worker_is_taken_over_from_another_folder_after_its_folder_is_deleted(
+    tmp_path, postgres, label, runs_in_b
+):
+    url = postgres(f"takeover_{label.split(':')[0].replace('-', '_')}")
+    env = {"HARNESS_DATABASE_URL": url, "HARNESS_TASK_ID": "job-7"}
+    a, b = tmp_path / "machine-a" / "w", tmp_path / "machine-b" / "w"
+    killed = harness(
+        a, env={**env, "HARNESS_EXECUTOR_ID": "a", "CRASH_AFTER": label, "CRASH_MODE": "sigkill"}
+    )
+    assert killed.returncode == -9
+    shutil.rmtree(tmp_path / "machine-a")  # the other machine is gone
+    taken = harness(b, "--resume", env={**env, "HARNESS_EXECUTOR_ID": "b"}, timeout=120)
+    assert taken.returncode == 0, taken.stderr
+    assert taken.stdout.splitlines()[0].startswith(
+        "[job-7][resume] ワークフロー job-7 を DBOS が回復（状態 PENDING、実行者 a → b"
+    )
+    assert not (tmp_path / "machine-a").exists()  # nothing written where the dead worker was
+    assert tool_runs(b) == runs_in_b  # the steps recorded before the kill were replayed, not run again
+    if runs_in_b:
+        assert (b / "report.txt").read_text(encoding="utf-8") == lesson_report(tmp_path)
+    else:  # write_report ran on machine A: the truth is that its report is not here
+        assert not (b / "report.txt").exists()
+        note = [line for line in taken.stdout.splitlines() if "この作業フォルダにはありません" in line]
+        assert note and f"ワークフローを始めたフォルダ: {a}" in note[0]
+    assert _pg_rows(url, "SELECT status, executor_id FROM dbos.workflow_status") == [("SUCCESS", "b/job-7")]
+
+
+@pytest.mark.parametrize("kind", ["postgres", "sqlite"])
+def test_a_task_a_live_worker_holds_is_never_taken_over_or_started_again(tmp_path, postgres, kind):
+    url = postgres("live") if kind == "postgres" else f"sqlite:///{tmp_path / 'shared.db'}"
+    env = {"HARNESS_DATABASE_URL": url, "HARNESS_TASK_ID": "live"}
+    a = Worker(tmp_path / "a", env={**env, "HARNESS_EXECUTOR_ID": "a", "HARNESS_SLOW_MS": "300"})
+    a.wait_for("[step 2 記録]")
+    os.kill(a.proc.pid, signal.SIGSTOP)  # alive, mid-task, and held there for as long as the others take
+    try:
+        for args, folder in ((["--resume"], tmp_path / "b"), ([], tmp_path / "c")):
+            other = harness(folder, *args, env={**env, "HARNESS_EXECUTOR_ID": "b"}, timeout=120)
+            assert other.returncode == 1 and "Traceback" not in other.stderr
+            lines = other.stderr.splitlines()
+            assert lines[0].startswith("エラー: ワークフロー live は、いま別のプロセスが実行しています")
+            assert lines[1].endswith(f"--resume --workdir {folder}")
+            assert not folder.exists() or list(folder.iterdir()) == []  # nothing written there
+    finally:
+        os.kill(a.proc.pid, signal.SIGCONT)
+    assert a.finish() == 0, a.err
+    one_report_each([tmp_path / "a"], lesson_report(tmp_path))
+    assert sum("記録]" in line for line in a.out) == 7
+
+
+def test_sqlite_shared_by_workers_each_runs_its_own_task(tmp_path):
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    folders = [tmp_path / f"w{i}" for i in range(3)]
+    workers = [
+        Worker(f, env={"HARNESS_DATABASE_URL": url, "HARNESS_TASK_ID": f"t{i}"})
+        for i, f in enumerate(folders)
+    ]
+    assert finish_all(workers) == [0, 0, 0], [w.err for w in workers]
+    one_report_each(folders, lesson_report(tmp_path))
+    assert sorted(rows(tmp_path / "shared.db", "SELECT workflow_uuid, executor_id FROM workflow_status")) == [
+        (f"t{i}", f"local/t{i}") for i in range(3)
+    ]
+
+
+@pytest.mark.parametrize("label", ["after-save-a:2", "after-tool-run:3"])
+def test_sqlite_a_workflow_left_by_a_dead_worker_is_taken_over_from_another_folder(tmp_path, label):
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    a, b = tmp_path / "a", tmp_path / "b"
+    dead = harness(a, env={"HARNESS_DATABASE_URL": url, "HARNESS_EXECUTOR_ID": "a", "CRASH_AFTER": label,
+                           "CRASH_MODE": "sigkill"})  # fmt: skip
+    assert dead.returncode == -9
+    shutil.rmtree(a)
+    taken = harness(b, "--resume", env={"HARNESS_DATABASE_URL": url, "HARNESS_EXECUTOR_ID": "b"})
+    assert taken.returncode == 0, taken.stderr
+    assert "実行者 a → b" in taken.stdout.splitlines()[0]
+    assert not a.exists()
+    assert (b / "report.txt").read_text(encoding="utf-8") == lesson_report(tmp_path)
+    assert tool_runs(b)[-1] == "write_report toolu_03"
+
+
+# --------------------------------------------------------------------------------------- a database that goes away
+
+
+def test_postgres_stopped_mid_run_the_worker_waits_and_goes_on_when_it_comes_back(
+    tmp_path, postgres, cluster
+):
+    url = postgres("outage_back")
+    work = tmp_path / "w"
+    worker = Worker(work, env={"HARNESS_DATABASE_URL": url, "HARNESS_SLOW_MS": "500",
+                               "HARNESS_DATABASE_DEADLINE_S": "120"})  # fmt: skip
+    worker.wait_for("[step 2 記録]")
+    os.kill(worker.proc.pid, signal.SIGSTOP)  # mid-task when the server goes, however fast the machine
+    cluster.stop()
+    os.kill(worker.proc.pid, signal.SIGCONT)
+    worker.wait_for("[待機中] システムデータベース postgresql://postgres@/outage_back")
+    cluster.start()
+    assert worker.finish() == 0, worker.err
+    assert worker.out[-1] == "[sales-report][done] report.txt にレポートを書き出しました。タスク完了。"
+    assert (work / "report.txt").read_text(encoding="utf-8") == lesson_report(tmp_path)
+    assert tool_runs(work).count("write_report toolu_03") == 1
+    assert _pg_rows(url, "SELECT status FROM dbos.workflow_status") == [("SUCCESS",)]
+
+
+def run_advice(line: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Run the command a message ends with (after its last ': '), exactly as a person would paste it."""
+    command = line.split(": ", 1)[1].split("（", 1)[0]
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("CRASH_", "HARNESS_"))}
+    full.update(PYTHONPATH=str(ROOT), HARNESS_FIXED_TIME_MS=str(FIXED_TIME_MS))
+    return subprocess.run(["bash", "-c", command.replace("python -m", f"{sys.executable} -m", 1)], cwd=cwd,
+                          capture_output=True, text=True, env=full, timeout=120, check=False)  # fmt: skip
+
+
+def test_postgres_gone_past_the_deadline_ends_with_one_message_and_the_command_that_resumes(
+    tmp_path, postgres, cluster
+):
+    url = postgres("outage_gone")
+    work = tmp_path / "w"
+    worker = Worker(work, env={"HARNESS_DATABASE_URL": url, "HARNESS_SLOW_MS": "500",
+                               "HARNESS_DATABASE_DEADLINE_S": "2"})  # fmt: skip
+    worker.wait_for("[step 2 記録]")
+    os.kill(worker.proc.pid, signal.SIGSTOP)  # mid-task when the server goes, however fast the machine
+    cluster.stop()
+    os.kill(worker.proc.pid, signal.SIGCONT)
+    assert worker.finish(timeout=60) == 1
+    errors = [line for line in worker.err if not line.startswith("[待機中]")]
+    assert len(errors) == 2 and "Traceback" not in "\n".join(worker.err)
+    assert errors[0].startswith("エラー: システムデータベース postgresql://postgres@/outage_gone?host=")
+    assert "に 2 秒つながりませんでした（" in errors[0]
+    assert any(line.startswith("[待機中]") for line in worker.err)
+    cluster.start()
+    resumed = run_advice(errors[1], tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (work / "report.txt").read_text(encoding="utf-8") == lesson_report(tmp_path)
+
+
+def test_a_database_unreachable_at_start_is_waited_for_then_refused_with_the_command_to_run(
+    tmp_path, postgres, cluster
+):
+    url = postgres("down_at_start")
+    cluster.stop()
+    work = tmp_path / "w"
+    proc = harness(work, env={"HARNESS_DATABASE_URL": url, "HARNESS_DATABASE_DEADLINE_S": "3"}, timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if not line.startswith("[待機中]")]
+    assert errors[0].endswith("何も始めていません。") and "[待機中]" in proc.stderr
+    cluster.start()
+    started = run_advice(errors[1], tmp_path)
+    assert started.returncode == 0, started.stderr
+    assert (work / "report.txt").exists()
+
+
+SECRET = "hunter2Secret"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"postgresql://user:{SECRET}@127.0.0.1:1/db",
+        f"postgresql://user@127.0.0.1:1/db?password={SECRET}",
+        f"postgresql://user@127.0.0.1:1/db?sslmode=disable&password={SECRET}",
+        f"postgres://user:{SECRET}%40x@127.0.0.1:1/db",
+        f"postgresql://user@127.0.0.1:1/db?sslpassword={SECRET}&password={SECRET}",
+    ],
+)
+def test_an_unreachable_server_is_named_without_its_password(tmp_path, url):
+    proc = harness(
+        tmp_path / "w", env={"HARNESS_DATABASE_URL": url, "HARNESS_DATABASE_DEADLINE_S": "1"}, timeout=60
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert (
+        SECRET not in proc.stdout + proc.stderr and SECRET.lower() not in (proc.stdout + proc.stderr).lower()
+    )
+    assert "127.0.0.1:1/db" in proc.stderr and "***" in proc.stderr
+    assert "（URL の *** には実際の値を入れてください）" in proc.stderr  # in the command to type
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        (f"postgresql://user:p@{SECRET}@host/db", "@ が2つ以上あります"),
+        (f"postgresql://user:{SECRET}@host:abc/db", "ポート番号"),
+        (f"postgresql://user:{SECRET}@host:0/db", "ポート番号"),
+        (f"postgresql://user:{SECRET}@host:99999/db", "ポート番号"),
+        (f"postgresql://user:{SECRET}@host/db?port=x1", "ポート番号"),
+        (f"postgresql://user:{SECRET}@[::1/db", "[ が ] で閉じていません"),
+        (f"postgresql://user:{SECRET}@host/", "データベース名がありません"),
+        (f"postgresql://user:{SECRET}@host:5432:6/db", "ポート番号"),
+        ("sqlite:///:memory:", "メモリ上の SQLite"),
+        ("sqlite://", "ファイルの場所がありません"),
+        ("sqlite:///file::memory:?uri=true", "メモリ上の SQLite"),
+        ("sqlite:///file:x.db?mode=memory&uri=true", "メモリ上の SQLite"),
+        (f"mysql://u:{SECRET}@h/x", "postgresql:// か sqlite:///"),
+        (f"{SECRET}", "postgresql:// か sqlite:///"),
+    ],
+)
+def test_a_database_url_the_engine_cannot_use_is_refused_up_front_with_the_reason(tmp_path, url, reason):
+    work = tmp_path / "w"
+    proc = harness(work, "--database-url", url, timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("エラー: データベースの URL ") and reason in lines[0]
+    assert SECRET not in proc.stderr
+    assert not work.exists() or not (work / "dbos.sqlite").exists()
+
+
+@pytest.mark.parametrize(
+    "name", ["a?b", "p%41q", "h#x", "sp ace", "at@x:y", "semi;c&d=e", os.fsdecode(b"bad\xffbyte")]
+)
+def test_a_work_folder_with_url_characters_or_odd_bytes_keeps_its_database_inside(tmp_path, name):
+    work = tmp_path / name
+    crash = harness(work, env={"CRASH_AFTER": "after-tool-run:3"})
+    assert crash.returncode == 137, crash.stderr
+    assert (work / "dbos.sqlite").is_file()
+    resume = harness(work, "--resume")
+    assert resume.returncode == 0, resume.stderr
+    assert sorted(os.listdir(tmp_path)) == [name]  # nothing beside the folder (no database somewhere else)
+    assert rows(work / "dbos.sqlite", "SELECT status FROM workflow_status") == [("SUCCESS",)]
+
+
+def test_a_low_open_file_limit_is_refused_at_once_or_raised_when_it_may_be(tmp_path):
+    import resource
+
+    def limit(soft: int, hard: int):
+        return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("CRASH_", "HARNESS_"))}
+    full.update(PYTHONPATH=str(ROOT), HARNESS_FIXED_TIME_MS=str(FIXED_TIME_MS))
+    argv = [sys.executable, "-m", "harness", "--engine", "dbos", "--workdir"]
+    low = subprocess.run([*argv, str(tmp_path / "low")], preexec_fn=limit(12, 12), capture_output=True,
+                         text=True, env=full, timeout=60, check=False)  # fmt: skip
+    assert low.returncode == 1 and "Traceback" not in low.stderr
+    assert low.stderr.startswith("エラー: 開けるファイルの数の上限（ulimit -n）が 12 です。")
+    raised = subprocess.run([*argv, str(tmp_path / "raised")], preexec_fn=limit(12, 4096), capture_output=True,
+                            text=True, env=full, timeout=120, check=False)  # fmt: skip
+    assert raised.returncode == 0, raised.stderr
+
+
+@pytest.mark.parametrize("when", ["mid-run", "at-resume"])
+def test_dbos_sqlite_locked_by_another_program_ends_within_the_deadline_and_resumes_after(tmp_path, when):
+    work = tmp_path / "w"
+    env = {"HARNESS_DATABASE_DEADLINE_S": "2"}
+    holder = None
+    if when == "at-resume":
+        assert harness(work, env={"CRASH_AFTER": "after-save-a:2"}).returncode == 137
+        holder = sqlite3.connect(work / "dbos.sqlite", isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        proc = harness(work, "--resume", env=env, timeout=90)
+        code, err = proc.returncode, proc.stderr.splitlines()
+    else:
+        worker = Worker(work, env={**env, "HARNESS_SLOW_MS": "500"})
+        worker.wait_for("[step 2 記録]")
+        os.kill(worker.proc.pid, signal.SIGSTOP)  # mid-task when the lock is taken, however fast the machine
+        holder = sqlite3.connect(work / "dbos.sqlite", isolation_level=None, timeout=30)
+        holder.execute("BEGIN EXCLUSIVE")
+        os.kill(worker.proc.pid, signal.SIGCONT)
+        code, err = worker.finish(timeout=90), worker.err
+    holder.execute("ROLLBACK")
+    holder.close()
+    assert code == 1
+    errors = [line for line in err if not line.startswith("[待機中]")]
+    assert len(errors) == 2 and errors[0].startswith(
+        "エラー: システムデータベース dbos.sqlite に 2 秒つながりませんでした（"
+    )
+    assert "locked" in errors[0]
+    resumed = run_advice(errors[1], tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (work / "report.txt").read_text(encoding="utf-8") == lesson_report(tmp_path)
+
+
+@pytest.mark.skipif(shutil.which("faketime") is None, reason="needs faketime (apt install faketime)")
+def test_a_clock_set_back_never_hangs_a_crash_and_resume(tmp_path):
+    work = tmp_path / "w"
+    assert harness(work, env={"CRASH_AFTER": "after-tool-run:2"}).returncode == 137
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("CRASH_", "HARNESS_"))}
+    full.update(
+        PYTHONPATH=str(ROOT), HARNESS_FIXED_TIME_MS=str(FIXED_TIME_MS), HARNESS_DATABASE_DEADLINE_S="3"
+    )
+    proc = subprocess.run(["faketime", "-f", "-1h", sys.executable, "-m", "harness", "--engine", "dbos", "--workdir",
+                           str(work), "--resume"], capture_output=True, text=True, env=full, timeout=90, check=False)  # fmt: skip
+    if proc.returncode != 0:  # it may end: with one message and the command that resumes, never a hang
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 2 and "Traceback" not in proc.stderr, proc.stderr
+        resumed = run_advice(lines[1], tmp_path)
+        assert resumed.returncode == 0, resumed.stderr
+    assert rows(work / "dbos.sqlite", "SELECT status FROM workflow_status") == [("SUCCESS",)]
+
+
+# ------------------------------------------------------------------------------------ the modes across a crash
+
+
+def test_a_lesson_resume_after_an_engine_crash_names_the_engine_command_that_continues_it(tmp_path):
+    work = tmp_path / "w"
+    assert harness(work, env={"CRASH_AFTER": "after-save-a:2", "HARNESS_TASK_ID": "t-9"}).returncode == 137
+    for flags in ([], ["--parallel"], ["--idempotent"]):
+        lesson = subprocess.run([sys.executable, "-m", "harness", "--workdir", str(work), "--resume", *flags],
+                                capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                timeout=60, check=False)  # fmt: skip
+        assert lesson.returncode == 1
+        lines = lesson.stderr.splitlines()
+        assert lines[0].startswith("エラー: ") and "--engine dbos のワークフロー（dbos.sqlite）" in lines[0]
+        assert (
+            lines[1]
+            == f"その続きなら: HARNESS_TASK_ID=t-9 python -m harness --engine dbos --resume --workdir {work}"
+        )
+    followed = run_advice(lines[1], tmp_path)
+    assert followed.returncode == 0, followed.stderr
+    assert tool_runs(work) == ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
+
+
+def test_a_fresh_lesson_run_abandons_the_engine_workflow_for_good(tmp_path):
+    work = tmp_path / "w"
+    assert harness(work, env={"CRASH_AFTER": "after-save-a:3"}).returncode == 137
+    lesson = subprocess.run([sys.executable, "-m", "harness", "--workdir", str(work)], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60, check=False)  # fmt: skip
+    assert lesson.returncode == 0
+    assert not (work / "dbos.sqlite").exists()
+    before = tool_runs(work)
+    engine = harness(work, "--resume")
+    assert engine.returncode == 1 and tool_runs(work) == before  # the old workflow is not revived
+    lines = engine.stderr.splitlines()
+    assert "レッスンのハーネスのチェックポイント" in lines[0]
+    assert lines[1] == f"その続きなら: python -m harness --resume --workdir {work}"
+    assert run_advice(lines[1], tmp_path).returncode == 0
+
+
+def test_an_engine_resume_after_a_parallel_crash_names_the_parallel_command(tmp_path):
+    work = tmp_path / "w"
+    crashed = subprocess.run([sys.executable, "-m", "harness", "--workdir", str(work), "--parallel"], capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT), "CRASH_AFTER": "after-save-a:1"},
+                             timeout=60, check=False)  # fmt: skip
+    assert crashed.returncode == 137
+    engine = harness(work, "--resume")
+    assert engine.returncode == 1
+    command = engine.stderr.splitlines()[1]
+    assert command == f"その続きなら: python -m harness --parallel --resume --workdir {work}"
+    followed = run_advice(command, tmp_path)
+    assert followed.returncode == 0, followed.stderr
+
+
+def test_a_workflow_that_failed_in_a_shared_database_is_told_to_start_under_a_new_id_and_that_works(tmp_path):
+    from harness import HarnessError
+    from harness.__main__ import Options
+    from harness.engine_dbos import main
+
+    db = tmp_path / "shared.db"
+    options = Options(workdir=str(tmp_path / "w"))
+    options.engine, options.database_url = "dbos", f"sqlite:///{db}"
+    (tmp_path / "w").mkdir()
+    with pytest.raises(HarnessError) as err:
+        main(options, Run(tmp_path / "w"), TwoToolsAtOnce(), env={})
+    hint = str(err.value).splitlines()[1]
+    assert hint.endswith(
+        f"HARNESS_TASK_ID=sales-report-2 python -m harness --engine dbos --workdir {tmp_path / 'w'} --database-url sqlite:///{db}"
+    )
+    started = run_advice(hint, tmp_path)
+    assert started.returncode == 0, started.stderr

@@ -21,8 +21,9 @@ TASK_ID = "sales-report"
 
 
 def query(workdir: Path, sql: str, *args: object) -> list[tuple]:
-    """Rows of a read-only query on the work folder's system database ([] when there is none yet)."""
-    path = Path(workdir) / DB_FILE
+    """Rows of a read-only query on the work folder's system database, or on the SQLite file `workdir` names (a
+    database shared through --database-url); [] when there is none yet."""
+    path = Path(workdir) if Path(workdir).is_file() else Path(workdir) / DB_FILE
     if not path.exists():
         return []
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -40,7 +41,8 @@ def workflows(workdir: Path) -> str:
     """workflow_status: one row per workflow (what checkpoint.json's top holds: the task, is it finished)."""
     rows = query(
         workdir,
-        "SELECT workflow_uuid, status, name, executor_id, queue_name, recovery_attempts FROM workflow_status",
+        "SELECT workflow_uuid, status, name, executor_id, queue_name, recovery_attempts FROM workflow_status "
+        "ORDER BY workflow_uuid",
     )
     return table(
         [["workflow_uuid", "status", "name", "executor_id", "queue_name", "recovery_attempts"], *rows]
