@@ -23,11 +23,11 @@ from .files import append_line
 from .lock import hold_workdir
 from .loop import run_agent
 from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
+from .modes import refuse_another_mode
 from .run import Run, wall_clock_ms
 from .tools import TOOL_SCHEMAS
-from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, STATE_FILES
+from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, DEFAULT_WORKDIR, STATE_FILES
 
-DEFAULT_WORKDIR = "harness-work"
 EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
 EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
 EXIT_ERROR = 1
@@ -222,6 +222,8 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         if options.resume and not workdir.is_dir():
             raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
         workdir.mkdir(parents=True, exist_ok=True)
+        if options.resume and options.engine is None:  # the task on disk continues in the mode it was started in
+            refuse_another_mode(workdir, options.parallel, options.idempotent)
         if options.engine == "dbos":  # beyond the lesson (notebook 13)
             main_dbos(options, env)
         elif options.parallel or options.idempotent:  # beyond the lesson (notebooks 11, 12)

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
+from pathlib import Path
+
+from .vocab import DEFAULT_WORKDIR
 
 TASK = "sales-notes.txt を短いレポートにまとめて report.txt に書き出してください。"
 
@@ -118,7 +122,7 @@ BAD_CRASH_AFTER = (
 )
 CHECKPOINT_VERSION_2_BY_PARALLEL = (
     "{path} の version=2 です。これは --parallel が書いたチェックポイントで、--parallel なしでは読めないため"
-    "読み込みを拒否します。\n削除せずに、python -m harness --parallel --resume で続きから再開してください。"
+    "読み込みを拒否します。\n削除せずに、{command} で続きから再開してください。"
 )
 BAD_CRASH_PLAN = (
     "CrashPlan({label!r}, {n!r}) では止める瞬間を作れません。\n"
@@ -212,10 +216,20 @@ def untrusted(value: object, limit: int = 300, indent_lines: bool = False) -> st
 
 def version_refused(path, version: object) -> str:
     """Why a checkpoint of another version is refused, and what to do: a version 2 written by --parallel is not
-    deleted but resumed with --parallel --resume; any other version, the lesson's advice."""
+    deleted but resumed with --parallel --resume (in its folder); any other version, the lesson's advice."""
     if version == 2 and type(version) is int:
-        return CHECKPOINT_VERSION_2_BY_PARALLEL.format(path=path)
+        command = harness_command(("--parallel",), Path(path).parent)
+        return CHECKPOINT_VERSION_2_BY_PARALLEL.format(path=path, command=command)
     return CHECKPOINT_VERSION.format(path=path, version=json.dumps(version, ensure_ascii=False))
+
+
+def harness_command(flags, workdir, resume: bool = True) -> str:
+    """The command line that runs the task in `workdir` with these mode flags, as a person would type it again:
+    `python -m harness --parallel --resume --workdir DIR` (no --workdir for the default folder)."""
+    words = ["python", "-m", "harness", *flags, *(["--resume"] if resume else [])]
+    if Path(workdir) != Path(DEFAULT_WORKDIR):
+        words += ["--workdir", shlex.quote(str(workdir))]
+    return untrusted(" ".join(words), limit=1000)
 
 
 def reconcile_line(branch: str) -> str:
@@ -273,6 +287,19 @@ PARALLEL_DONE_UNKNOWN = "write_report の実行状態が不明です。{files} �
 CHECKPOINT_VERSION_2 = (
     "{path} の version={version} です。このプログラムは version=1 と version=2 しか受け付けないため、"
     "読み込みを拒否します。\n" + START_OVER
+)
+# Which mode a task was started in (mode.json, harness/modes.py): --resume never drops one.
+MODE_DROPPED = (
+    "作業フォルダ {path} のタスクは {started} で始めたものです（{file}）。{missing} なしで再開するとそのモードの約束を"
+    "守れないので、再開しません（ファイルには触れていません）。\n削除せずに、{command} で続きから再開してください。"
+)
+MODE_NOTHING_TO_RESUME = (
+    "{path} が見つかりません。--resume する対象がありません（このフォルダのタスクは {started} で始めたものです）。\n"
+    "{command} で最初から実行してください。"
+)
+MODE_FILE_ODD = (
+    "{path} の形が正しくありません（{shapes} のどれかです）。このタスクをどのモードで始めたか推測せずに、再開を拒否します。\n"
+    "始めたときのフラグが分かるならその形に直してから --resume し、分からなければ --resume なしで最初からやり直してください。"
 )
 NO_TOOL_USES = (
     "モデルが stop_reason=tool_use で止まったのに、tool_use を1つも返しませんでした。\n"

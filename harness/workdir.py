@@ -7,6 +7,7 @@ import os
 from . import texts
 from .errors import HarnessError
 from .files import fsync_folder, write_new_file
+from .modes import record_mode
 from .tools import ensure_notes
 from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, MARKER_FILE, OUTPUT_FILES
 
@@ -38,6 +39,8 @@ def start_fresh(run) -> None:
             ) from None
         if name == CHECKPOINT_FILE:
             fsync_folder(folder)  # the old checkpoint is gone for good before anything else changes
+    if getattr(run, "mode", None):  # beyond the lesson: the scenario this task is started in (harness/modes.py)
+        record_mode(folder, run.mode)
     if not os.path.lexists(marker):
         write_new_file(marker, texts.MARKER_TEXT.encode("utf-8"))
     ensure_notes(folder)
