@@ -40,13 +40,14 @@ def record_mode(folder: Path, scenario: str) -> None:
 def read_mode(folder: Path) -> str | None:
     """The scenario mode.json names, None without one; a HarnessError naming the file when it is anything else."""
     path = Path(folder) / MODE_FILE
-    shapes = " / ".join(f'{{"mode": "{name}"}}' for name in RECORDED)
+    shapes = " / ".join(f'{{{{"mode": "{name}"}}}}' for name in RECORDED)  # braces kept through two formats
+    odd = texts.MODE_FILE_ODD.replace("{shapes}", shapes)
     try:
-        obj = read_json(path, texts.MODE_FILE_ODD.format(path=path, shapes=shapes))
+        obj = read_json(path, odd)
     except FileNotFoundError:
         return None
     if not (isinstance(obj, dict) and set(obj) == {"mode"} and obj["mode"] in RECORDED):
-        raise HarnessError(texts.MODE_FILE_ODD.format(path=path, shapes=shapes))
+        raise HarnessError(odd.format(path=path))
     return obj["mode"]
 
 
@@ -80,14 +81,18 @@ def refuse_another_mode(workdir, parallel: bool, idempotent: bool) -> None:
         command = texts.harness_command(SCENARIOS[recorded], folder, resume=False)
         started = " ".join(SCENARIOS[recorded])
         raise HarnessError(
-            texts.MODE_NOTHING_TO_RESUME.format(path=folder / CHECKPOINT_FILE, started=started, command=command)
+            texts.MODE_NOTHING_TO_RESUME.format(
+                path=folder / CHECKPOINT_FILE, started=started, command=command
+            )
         )
     asked = {flag for flag, on in (("--parallel", parallel), ("--idempotent", idempotent)) if on}
     missing = needed - asked
     if not missing:
         return
     flags = SCENARIOS[scenario_with(needed)]  # in the usual order
-    if recorded is None:  # a version-2 checkpoint of an unrecorded run: the loader's own words
+    if flags == (
+        "--parallel",
+    ):  # only the version-2 checkpoint needs a flag: the version-2 loader's own words
         raise HarnessError(texts.version_refused(folder / CHECKPOINT_FILE, 2))
     raise HarnessError(
         texts.MODE_DROPPED.format(
@@ -106,6 +111,8 @@ def continue_in_mode(run, scenario: str, resume: bool) -> None:
     run.mode = scenario if scenario in RECORDED else None
     if not resume:
         return
-    refuse_another_mode(run.workdir, "--parallel" in SCENARIOS[scenario], "--idempotent" in SCENARIOS[scenario])
+    refuse_another_mode(
+        run.workdir, "--parallel" in SCENARIOS[scenario], "--idempotent" in SCENARIOS[scenario]
+    )
     if run.mode and read_mode(run.workdir) != run.mode and os.path.lexists(run.checkpoint_path):
         record_mode(run.workdir, run.mode)

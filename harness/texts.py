@@ -151,13 +151,33 @@ WORKDIR_BUSY = (
 BAD_ARGUMENT = "引数 {arg} を読めません。\n{usage}"
 EMPTY_WORKDIR = "--workdir が空です。作業フォルダの名前を指定してください（既定: harness-work）。"
 NO_WORKDIR_TO_RESUME = "作業フォルダ {path} がありません。--resume する対象がありません。\n--resume なしで最初から実行してください。"
-BAD_FIXED_TIME = "HARNESS_FIXED_TIME_MS={value} は読めません。\nミリ秒を 0 以上の整数で指定してください。"
-BAD_SLOW_MS = "HARNESS_SLOW_MS={value} は読めません。\n1ステップごとに止まるミリ秒を整数で指定してください。"
+BAD_FIXED_TIME = (
+    "HARNESS_FIXED_TIME_MS={value} は読めません。\nミリ秒を 0 以上の整数（15 桁まで）で指定してください。"
+)
+BAD_SLOW_MS = "HARNESS_SLOW_MS={value} は読めません。\n1ステップごとに止まるミリ秒を 0〜999999 の整数で指定してください。"
 DISK_PROBLEM = (
     "ディスクに書けませんでした（{detail}）。ディスクの空きと、作業フォルダ {path} に書けるかを確かめてください。\n"
     "チェックポイントは直前の保存のまま有効です。直ったら --resume で続きから再開できます。"
 )
-BAD_EVENTS_FILE = "HARNESS_EVENTS_FILE={value} はハーネス自身のファイルを指しています。\n作業フォルダの外の別のファイルを指定してください。"
+BAD_EVENTS_FILE = "HARNESS_EVENTS_FILE={value} はハーネス自身のファイルの名前です。作業フォルダの外の別のファイルを指定してください。"
+EVENTS_FILE_IN_WORKDIR = (
+    "HARNESS_EVENTS_FILE={value} は作業フォルダ {workdir} の中（タスクとハーネスのファイルの場所）を指しています。"
+    "作業フォルダの外のファイルを指定してください。"
+)
+EVENTS_FILE_IS_DATABASE = "HARNESS_EVENTS_FILE={value} はシステムデータベースのファイルを指しています。データベースの外の別のファイルを指定してください。"
+BAD_SWITCH = "{name}={value} は読めません。\n1（オン）か 0（オフ）を指定してください（true や yes、空白つきは受け付けません）。"
+UNKNOWN_SETTING = (
+    "環境変数 {name} はこのハーネスの設定にありません（つづりの誤り？）。黙って無視はしません。\n"
+    "使える設定は {known} です。"
+)
+ENGINE_SETTING_WITHOUT_ENGINE = (
+    "{name} は --engine dbos の設定です。エンジンなしでは使われないので、黙って無視せずに止めます。\n"
+    "--engine dbos を付けるか、{name} を外してください（ファイル版の冪等なツールは --idempotent）。"
+)
+BAD_MODEL = (
+    "ANTHROPIC_MODEL={value} は読めません。\n"
+    "モデル ID を空白や制御文字なしで指定してください（例: claude-sonnet-4-5。なしなら既定のモデル）。"
+)
 INTERRUPTED = "[中断] Ctrl-C で止めました。チェックポイントは直前の保存のまま有効です。--resume で続きから再開できます。"
 NO_API_KEY = "エラー: --real には環境変数 ANTHROPIC_API_KEY が必要です（鍵なしならスクリプト化されたモデルで --real を外してください）。"
 API_TIMEOUT = "API の応答がタイムアウトしました"
@@ -187,7 +207,7 @@ RESPONSE_NOT_JSON = "厳密な JSON ではありません。応答のどの部�
 RESPONSE_REFUSED = "{detail}。応答のどの部分も保存していません"
 BAD_API_DEADLINE = (
     "HARNESS_API_DEADLINE_S={value} は読めません。\n"
-    "モデル呼び出し1回にかけてよい秒数を、0 より大きい数で指定してください。"
+    "モデル呼び出し1回にかけてよい秒数を、0 より大きく 86400 以下の数で指定してください（例: 30 や 2.5）。"
 )
 API_RESUME_HINT = (
     "チェックポイントは直前の保存のまま有効です。原因が解消したら --resume で続きから再開できます。"

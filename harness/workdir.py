@@ -39,7 +39,9 @@ def start_fresh(run) -> None:
             ) from None
         if name == CHECKPOINT_FILE:
             fsync_folder(folder)  # the old checkpoint is gone for good before anything else changes
-    if getattr(run, "mode", None):  # beyond the lesson: the scenario this task is started in (harness/modes.py)
+    if getattr(
+        run, "mode", None
+    ):  # beyond the lesson: the scenario this task is started in (harness/modes.py)
         record_mode(folder, run.mode)
     if not os.path.lexists(marker):
         write_new_file(marker, texts.MARKER_TEXT.encode("utf-8"))
