@@ -55,7 +55,8 @@ from harness import HarnessError, load_effects
 from harness.modes import read_mode
 from harness.parallel import load_checkpoint_v2, pairing_problem
 
-NOTHING_TO_RESUME = "--resume する対象がありません"  # no checkpoint (workflow) yet, or not even the folder
+# No checkpoint yet, no workflow or database yet, or not even the folder: the harness says so, and to start again.
+NOTHING_TO_RESUME = re.compile(r"--resume する対象(のワークフロー)?がありません")
 KEY_LINE = re.compile(r"<!-- 冪等キー: ([A-Za-z0-9_-]+) -->")
 MODES = {
     "lesson": [],
@@ -324,7 +325,7 @@ def run_mode(mode: Mode, args, rng: random.Random, tmp: Path) -> tuple[Counter, 
                 resume = True
             elif code == 0:
                 done = True
-            elif code == 1 and NOTHING_TO_RESUME in err:
+            elif code == 1 and NOTHING_TO_RESUME.search(err):
                 counts["fresh restarts (nothing to resume)"] += 1
                 resume = False
             else:
@@ -334,7 +335,7 @@ def run_mode(mode: Mode, args, rng: random.Random, tmp: Path) -> tuple[Counter, 
             last = out.strip().splitlines()[-1] if done and out.strip() else ""
             found += task.check_disk(finished=done, last_line=last)
             violations.extend(f"task {number}: {p}" for p in found)
-            if code not in (0, -9, 1) or (code == 1 and NOTHING_TO_RESUME not in err):
+            if code not in (0, -9, 1) or (code == 1 and not NOTHING_TO_RESUME.search(err)):
                 break
         counts["tasks finished"] += done
     return counts, where, violations, time.perf_counter() - began
@@ -343,7 +344,7 @@ def run_mode(mode: Mode, args, rng: random.Random, tmp: Path) -> tuple[Counter, 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--runs", type=int, default=60, help="tasks per mode, each run to its end (default 60)"
+        "--runs", type=int, default=50, help="tasks per mode, each run to its end (default 50)"
     )
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of: {', '.join(MODES)}")
     parser.add_argument("--seed", type=int, default=6)
