@@ -39,11 +39,10 @@ def start_fresh(run) -> None:
             ) from None
         if name == CHECKPOINT_FILE:
             fsync_folder(folder)  # the old checkpoint is gone for good before anything else changes
-    if getattr(
-        run, "mode", None
-    ):  # beyond the lesson: the scenario this task is started in (harness/modes.py)
-        record_mode(folder, run.mode)
     if not os.path.lexists(marker):
         write_new_file(marker, texts.MARKER_TEXT.encode("utf-8"))
+    # beyond the lesson (harness/modes.py): the task's mode, after the marker that makes this folder ours
+    if getattr(run, "mode", None):
+        record_mode(folder, run.mode)
     ensure_notes(folder)
     run.emit("start")
