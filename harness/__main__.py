@@ -208,8 +208,8 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         if options.resume and not workdir.is_dir():
             raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
         workdir.mkdir(parents=True, exist_ok=True)
-        if options.resume and not options.engine:  # the task continues in the mode it was started in
-            refuse_another_mode(workdir, options.parallel, options.idempotent)
+        if options.resume:  # the task on disk continues in the mode it was started in (harness/modes.py)
+            refuse_another_mode(workdir, options.parallel, options.idempotent, bool(options.engine))
         if options.engine == "dbos":  # beyond the lesson (notebook 13)
             main_dbos(options, env)
         elif options.parallel or options.idempotent:  # beyond the lesson (notebooks 11, 12)

@@ -71,20 +71,22 @@ def task_flags(folder: Path) -> tuple[str | None, frozenset[str]]:
     return recorded, frozenset(flags)
 
 
-def refuse_another_mode(workdir, parallel: bool, idempotent: bool) -> None:
-    """Before a --resume: refuse one whose flags would drop a mode the task on disk was started in, naming the exact
-    command that continues it; and, for a recorded task with no checkpoint yet, the exact command that starts it
-    again. Reads only; never changes a file."""
+def refuse_another_mode(workdir, parallel: bool, idempotent: bool, engine: bool = False) -> None:
+    """Before a --resume: refuse one whose flags would drop a mode the task on disk was started in (or that asks the
+    engine to resume a task of the files), naming the exact command that continues it; and, for a recorded task with
+    no checkpoint yet, the exact command that starts it again. Reads only; never changes a file."""
     folder = Path(workdir)
+    checkpoint = folder / CHECKPOINT_FILE
     recorded, needed = task_flags(folder)
-    if recorded and not os.path.lexists(folder / CHECKPOINT_FILE):
+    if recorded and not os.path.lexists(checkpoint):
         command = texts.harness_command(SCENARIOS[recorded], folder, resume=False)
         started = " ".join(SCENARIOS[recorded])
         raise HarnessError(
-            texts.MODE_NOTHING_TO_RESUME.format(
-                path=folder / CHECKPOINT_FILE, started=started, command=command
-            )
+            texts.MODE_NOTHING_TO_RESUME.format(path=checkpoint, started=started, command=command)
         )
+    if engine and os.path.lexists(checkpoint):  # the engine keeps no checkpoint: this is a task of the files
+        command = texts.harness_command(SCENARIOS[scenario_with(needed)], folder)
+        raise HarnessError(texts.MODE_NOT_ENGINE.format(path=folder, file=CHECKPOINT_FILE, command=command))
     asked = {flag for flag, on in (("--parallel", parallel), ("--idempotent", idempotent)) if on}
     missing = needed - asked
     if not missing:
@@ -111,8 +113,7 @@ def continue_in_mode(run, scenario: str, resume: bool) -> None:
     run.mode = scenario if scenario in RECORDED else None
     if not resume:
         return
-    refuse_another_mode(
-        run.workdir, "--parallel" in SCENARIOS[scenario], "--idempotent" in SCENARIOS[scenario]
-    )
+    flags = SCENARIOS[scenario]
+    refuse_another_mode(run.workdir, "--parallel" in flags, "--idempotent" in flags)
     if run.mode and read_mode(run.workdir) != run.mode and os.path.lexists(run.checkpoint_path):
         record_mode(run.workdir, run.mode)
