@@ -1,7 +1,8 @@
 """Randomized kill benchmark: real `python -m harness` processes SIGKILLed at random moments, resumed until done, in
 every mode: the lesson's, --parallel, --idempotent, both, and --engine dbos on SQLite and on PostgreSQL.
 
-Usage: python bench/kill_random.py [--runs N] [--modes M,M,...] [--seed S] [--slow-ms MS] [--kill-chance P] [--json]
+Usage: python bench/kill_random.py [--runs N] [--modes M,M,...] [--seed S] [--slow-ms MS] [--kill-chance P]
+                                  [--aim events|time] [--json]
 
 Each of N tasks per mode starts with a fresh run in its own folder. Every process (the fresh run and each `--resume`,
 always with the mode's own flags) is SIGKILLed after a random delay with probability P (default 0.7), else left to
@@ -85,6 +86,7 @@ class Mode:
         self.idempotent = "idempotent" in name
         self.env, self.database_url = env, database_url
         self.expected: dict[str, bytes] = {}  # the outputs of a clean run
+        self.clean_events = 0  # how many events a clean run reports
 
     def task_env(self, task: str) -> dict:
         env = dict(self.env)
@@ -121,6 +123,24 @@ def read_events(events: Path, offset: int) -> list[dict]:
     return [json.loads(line) for line in lines]
 
 
+def wait_for_events(
+    proc: subprocess.Popen, events: Path, offset: int, count: int, limit_s: float = 300
+) -> None:
+    """Until the process has reported `count` events (or has ended): so a kill can aim at any moment of the run,
+    however slow the machine is."""
+    deadline = time.monotonic() + limit_s
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            with open(events, "rb") as f:
+                f.seek(offset)
+                if f.read().count(b"\n") >= count:
+                    return
+        except FileNotFoundError:
+            if count == 0:
+                return
+        time.sleep(0.002)
+
+
 def landed(events: list[dict]) -> str:
     """Where a kill landed: the last event the killed process reported."""
     if not events:
@@ -136,11 +156,12 @@ def clean_run(mode: Mode, folder: Path) -> float:
     times = []
     for i in range(3):
         began = time.perf_counter()
-        proc = mode.start(folder / f"probe{i}", False, f"probe-{mode.name}-{i}")
+        proc = mode.start(folder / f"probe{i}", False, f"probe-{mode.name}-{i}", folder / f"probe{i}.events")
         _, err = proc.communicate()
         times.append(time.perf_counter() - began)
         if proc.returncode != 0:
             raise SystemExit(f"{mode.name}: a clean run failed: {err.strip()}")
+    mode.clean_events = len(read_events(folder / "probe0.events", 0))
     mode.expected = {
         n: (folder / "probe0" / n).read_bytes() for n in OUTPUTS if (folder / "probe0" / n).exists()
     }
@@ -311,7 +332,11 @@ def run_mode(mode: Mode, args, rng: random.Random, tmp: Path) -> tuple[Counter, 
             counts["processes"] += 1
             counts["resumes" if resume else "fresh runs"] += 1
             if kill:
-                time.sleep(rng.uniform(0, window * 1.1))
+                if args.aim == "events":  # after the k-th event of this process, within the step that follows
+                    wait_for_events(proc, events, offset, rng.randint(0, mode.clean_events))
+                    time.sleep(rng.uniform(0, args.slow_ms * 1.5 / 1000))
+                else:
+                    time.sleep(rng.uniform(0, window * 1.1))
                 if proc.poll() is None:
                     proc.send_signal(signal.SIGKILL)
             out, err = proc.communicate()
@@ -352,6 +377,13 @@ def main() -> int:
         "--slow-ms", type=int, default=10, help="HARNESS_SLOW_MS for every process (default 10)"
     )
     parser.add_argument("--kill-chance", type=float, default=0.7, help="chance each process is killed (0.7)")
+    parser.add_argument(
+        "--aim",
+        choices=("events", "time"),
+        default="events",
+        help="kill after a random number of the process's events, plus a random part of a step (default), or after "
+        "a random delay within a clean run's time (most kills then land in start-up on a slow machine)",
+    )
     parser.add_argument(
         "--require-postgres", action="store_true", help="fail instead of skipping without initdb"
     )
@@ -402,7 +434,7 @@ def main() -> int:
     for name in skipped:
         print(f"{name:22} skipped: no PostgreSQL server binaries (initdb, pg_ctl)")
     print(
-        f"(seed {args.seed}, HARNESS_SLOW_MS={args.slow_ms}, kill chance {args.kill_chance}, "
+        f"(seed {args.seed}, HARNESS_SLOW_MS={args.slow_ms}, kill chance {args.kill_chance}, aim {args.aim}, "
         f"python {sys.version.split()[0]}, {os.cpu_count()} cores)"
     )
     print("where the kills landed (the last event the killed process reported), the 12 most frequent:")
