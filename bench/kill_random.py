@@ -5,9 +5,11 @@ Usage: python bench/kill_random.py [--runs N] [--modes M,M,...] [--seed S] [--sl
                                   [--aim events|time] [--json]
 
 Each of N tasks per mode starts with a fresh run in its own folder. Every process (the fresh run and each `--resume`,
-always with the mode's own flags) is SIGKILLed after a random delay with probability P (default 0.7), else left to
-finish; HARNESS_SLOW_MS (default 10) spreads the steps so the moments land everywhere: in start-up, inside a save,
-between a tool's effect and its record, after point B. A kill before anything was saved leaves nothing to resume:
+always with the mode's own flags) is SIGKILLed with probability P (default 0.7), else left to finish: after a random
+number of the events it reports (0 up to a clean run's count) plus a random part of a step (--aim events, the
+default: every moment is reached however slow the machine is), or after a random delay within a clean run's time
+(--aim time: on a busy machine most of those land in start-up). HARNESS_SLOW_MS (default 10) spreads the steps so
+the moments land everywhere: in start-up, inside a save, between a tool's effect and its record, after point B. A kill before anything was saved leaves nothing to resume:
 the harness says so and the task starts again fresh. After every process:
 
   - no traceback (nor "Exception ignored") on stderr; an exit of 0, -9, or 1 saying "nothing to resume", and any
