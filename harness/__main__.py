@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import shlex
 import signal
@@ -19,18 +18,18 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from . import texts
+from . import settings, texts
 from .crash import CrashPlan, SimulatedCrash
 from .errors import HarnessError
 from .files import append_line
 from .lock import hold_workdir
 from .loop import run_agent
 from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
+from .modes import refuse_another_mode
 from .run import Run, wall_clock_ms
 from .tools import TOOL_SCHEMAS
-from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, DB_FILE, STATE_FILES
+from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, DB_FILE, DEFAULT_WORKDIR, STATE_FILES
 
-DEFAULT_WORKDIR = "harness-work"
 EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
 EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
 EXIT_ERROR = 1
@@ -82,7 +81,7 @@ def main_dbos(options: Options, env=os.environ) -> str:
 
     run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
               listeners=listeners_from_env(env))  # fmt: skip
-    return dbos_main(options, run, make_client(options.real), env)
+    return dbos_main(options, run, make_client(options.real), settings.for_engine(env))
 
 
 def main_beyond(options: Options, env=os.environ) -> str:
@@ -170,12 +169,8 @@ def parse_args(argv: list[str]) -> Options:
 
 def clock_from_env(env):
     """HARNESS_FIXED_TIME_MS fixes the ledger's `at` (byte-identical runs for notebooks and tests)."""
-    fixed = env.get("HARNESS_FIXED_TIME_MS")
-    if not fixed:
-        return wall_clock_ms
-    if not (fixed.isascii() and fixed.isdigit() and len(fixed) <= 15):
-        raise HarnessError(texts.BAD_FIXED_TIME.format(value=texts.untrusted(fixed)))
-    return lambda: int(fixed)
+    fixed = settings.whole_number(env, "HARNESS_FIXED_TIME_MS", 15, texts.BAD_FIXED_TIME)
+    return wall_clock_ms if fixed is None else lambda: fixed
 
 
 def crash_plan_from_env(env) -> CrashPlan | None:
@@ -206,16 +201,12 @@ def slow_motion(ms: int):
 
 def listeners_from_env(env) -> list:
     listeners = [texts.print_transcript]
-    events_file = env.get("HARNESS_EVENTS_FILE")
+    events_file = settings.events_file(env)  # cli() checked it against the work folder (harness/settings.py)
     if events_file:
-        if Path(events_file).name in (*STATE_FILES, *CLEANED_BY_A_FRESH_START):
-            raise HarnessError(texts.BAD_EVENTS_FILE.format(value=texts.untrusted(events_file)))
         listeners.append(event_log(events_file))
-    slow = env.get("HARNESS_SLOW_MS")
+    slow = settings.whole_number(env, "HARNESS_SLOW_MS", 6, texts.BAD_SLOW_MS)
     if slow:
-        if not (slow.isascii() and slow.isdigit() and len(slow) <= 6):
-            raise HarnessError(texts.BAD_SLOW_MS.format(value=texts.untrusted(slow)))
-        listeners.append(slow_motion(int(slow)))
+        listeners.append(slow_motion(slow))
     return listeners
 
 
@@ -225,21 +216,15 @@ def make_client(real: bool, env=os.environ, parallel: bool = False):
     deadline = api_deadline_from_env(env)
     from .models import AnthropicClient  # imports anthropic: only on --real
 
-    return AnthropicClient(deadline_s=deadline, on_wait=say_waiting, parallel=parallel)
+    return AnthropicClient(
+        model=settings.model_id(env), deadline_s=deadline, on_wait=say_waiting, parallel=parallel
+    )
 
 
 def api_deadline_from_env(env) -> float:
     """HARNESS_API_DEADLINE_S: how long one model call (retries included) may take before it is given up."""
-    value = env.get("HARNESS_API_DEADLINE_S")
-    if not value:
-        return DEFAULT_DEADLINE_S
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = float("nan")
-    if not (value.isascii() and math.isfinite(seconds) and 0 < seconds <= 86400):  # at most a day
-        raise HarnessError(texts.BAD_API_DEADLINE.format(value=texts.untrusted(value)))
-    return seconds
+    seconds = settings.seconds(env, "HARNESS_API_DEADLINE_S", texts.BAD_API_DEADLINE)
+    return DEFAULT_DEADLINE_S if seconds is None else seconds
 
 
 def say_waiting(elapsed_s: float, deadline_s: float) -> None:
@@ -255,6 +240,7 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         _say(texts.NO_API_KEY, sys.stderr)
         return EXIT_ERROR
     try:
+        settings.check(env, options)  # every setting as documented, or refused by name (harness/settings.py)
         workdir = Path(options.workdir)
         if os.path.lexists(workdir) and not workdir.is_dir():
             raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=workdir))
@@ -263,6 +249,8 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         workdir.mkdir(parents=True, exist_ok=True)
         if options.engine is None:
             refuse_engine_left_here(options)
+        if options.resume:  # the task on disk continues in the mode it was started in (harness/modes.py)
+            refuse_another_mode(workdir, options.parallel, options.idempotent, bool(options.engine))
         if options.engine == "dbos":  # beyond the lesson (notebook 13)
             main_dbos(options, env)
         elif options.parallel or options.idempotent:  # beyond the lesson (notebooks 11, 12)
@@ -285,13 +273,13 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         _say(f"エラー: {message}\n{hint}", sys.stderr)
         return EXIT_ERROR
     except OSError as err:  # a full disk, a read-only folder: ordinary trouble, not a bug
-        if env.get("HARNESS_DEBUG"):
+        if settings.debug_on(env):
             raise
         detail = texts.untrusted(err.strerror or err)
         _say(f"エラー: {texts.DISK_PROBLEM.format(detail=detail, path=options.workdir)}", sys.stderr)
         return EXIT_ERROR
     except Exception as err:  # a bug: still no traceback unless asked for
-        if env.get("HARNESS_DEBUG"):
+        if settings.debug_on(env):
             raise
         _say(
             f"エラー: {texts.UNEXPECTED.format(kind=type(err).__name__, error=texts.untrusted(err))}",
@@ -307,7 +295,7 @@ def _tolerate_any_terminal() -> None:
     And no "Exception ignored" noise: an object that Ctrl-C left half-built (the SDK's HTTP client) may fail in
     its finalizer at exit, which tells the person nothing (HARNESS_DEBUG=1 keeps Python's report).
     """
-    if not os.environ.get("HARNESS_DEBUG"):
+    if not settings.debug_on(os.environ):
         sys.unraisablehook = lambda unraisable: None
     for stream in (sys.stdout, sys.stderr):
         try:

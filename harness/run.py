@@ -53,6 +53,8 @@ class Run:
         self.listeners = list(listeners or [])
         self.tool_impls = dict(TOOL_IMPLS if tool_impls is None else tool_impls)
         self.failed_listeners: list[str] = []
+        # Beyond the lesson: the scenario a fresh start records in mode.json (None: the lesson's, nothing recorded).
+        self.mode: str | None = None
 
     def emit(self, kind: str, **data: object) -> None:
         """Tell every listener; a listener that fails is dropped (the task never dies for its audience).

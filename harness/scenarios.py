@@ -19,6 +19,7 @@ from . import texts
 from .idempotent import IDEMPOTENT_TOOL_IMPLS, reconcile_idempotent, run_tool_uses_keyed
 from .loop import run_agent
 from .models import ScriptedModel
+from .modes import continue_in_mode
 from .parallel import ParallelScriptedModel, run_agent_v2
 from .run import Event, Run
 from .tools import TOOL_SCHEMAS
@@ -54,6 +55,7 @@ def run_scenario(run: Run, scenario: str = "parallel", *, resume: bool = False, 
     """
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; one of {', '.join(SCENARIOS)}")
+    continue_in_mode(run, scenario, resume)  # mode.json: a resume never drops a mode the task was started in
     blocks = {}
     if "idempotent" in scenario:
         run.tool_impls["write_report"] = IDEMPOTENT_TOOL_IMPLS["write_report"]

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
+from pathlib import Path
+
+from .vocab import DEFAULT_WORKDIR
 
 TASK = "sales-notes.txt を短いレポートにまとめて report.txt に書き出してください。"
 
@@ -118,7 +122,7 @@ BAD_CRASH_AFTER = (
 )
 CHECKPOINT_VERSION_2_BY_PARALLEL = (
     "{path} の version=2 です。これは --parallel が書いたチェックポイントで、--parallel なしでは読めないため"
-    "読み込みを拒否します。\n削除せずに、python -m harness --parallel --resume で続きから再開してください。"
+    "読み込みを拒否します。\n削除せずに、{command} で続きから再開してください。"
 )
 BAD_CRASH_PLAN = (
     "CrashPlan({label!r}, {n!r}) では止める瞬間を作れません。\n"
@@ -147,13 +151,33 @@ WORKDIR_BUSY = (
 BAD_ARGUMENT = "引数 {arg} を読めません。\n{usage}"
 EMPTY_WORKDIR = "--workdir が空です。作業フォルダの名前を指定してください（既定: harness-work）。"
 NO_WORKDIR_TO_RESUME = "作業フォルダ {path} がありません。--resume する対象がありません。\n--resume なしで最初から実行してください。"
-BAD_FIXED_TIME = "HARNESS_FIXED_TIME_MS={value} は読めません。\nミリ秒を 0 以上の整数で指定してください。"
-BAD_SLOW_MS = "HARNESS_SLOW_MS={value} は読めません。\n1ステップごとに止まるミリ秒を整数で指定してください。"
+BAD_FIXED_TIME = (
+    "HARNESS_FIXED_TIME_MS={value} は読めません。\nミリ秒を 0 以上の整数（15 桁まで）で指定してください。"
+)
+BAD_SLOW_MS = "HARNESS_SLOW_MS={value} は読めません。\n1ステップごとに止まるミリ秒を 0〜999999 の整数で指定してください。"
 DISK_PROBLEM = (
     "ディスクに書けませんでした（{detail}）。ディスクの空きと、作業フォルダ {path} に書けるかを確かめてください。\n"
     "チェックポイントは直前の保存のまま有効です。直ったら --resume で続きから再開できます。"
 )
-BAD_EVENTS_FILE = "HARNESS_EVENTS_FILE={value} はハーネス自身のファイルを指しています。\n作業フォルダの外の別のファイルを指定してください。"
+BAD_EVENTS_FILE = "HARNESS_EVENTS_FILE={value} はハーネス自身のファイルの名前です。作業フォルダの外の別のファイルを指定してください。"
+EVENTS_FILE_IN_WORKDIR = (
+    "HARNESS_EVENTS_FILE={value} は作業フォルダ {workdir} の中（タスクとハーネスのファイルの場所）を指しています。"
+    "作業フォルダの外のファイルを指定してください。"
+)
+EVENTS_FILE_IS_DATABASE = "HARNESS_EVENTS_FILE={value} はシステムデータベースのファイルを指しています。データベースの外の別のファイルを指定してください。"
+BAD_SWITCH = "{name}={value} は読めません。\n1（オン）か 0（オフ）を指定してください（true や yes、空白つきは受け付けません）。"
+UNKNOWN_SETTING = (
+    "環境変数 {name} はこのハーネスの設定にありません（つづりの誤り？）。黙って無視はしません。\n"
+    "使える設定は {known} です。"
+)
+ENGINE_SETTING_WITHOUT_ENGINE = (
+    "{name} は --engine dbos の設定です。エンジンなしでは使われないので、黙って無視せずに止めます。\n"
+    "--engine dbos を付けるか、{name} を外してください（ファイル版の冪等なツールは --idempotent）。"
+)
+BAD_MODEL = (
+    "ANTHROPIC_MODEL={value} は読めません。\n"
+    "モデル ID を空白や制御文字なしで指定してください（例: claude-sonnet-4-5。なしなら既定のモデル）。"
+)
 INTERRUPTED = "[中断] Ctrl-C で止めました。チェックポイントは直前の保存のまま有効です。--resume で続きから再開できます。"
 NO_API_KEY = "エラー: --real には環境変数 ANTHROPIC_API_KEY が必要です（鍵なしならスクリプト化されたモデルで --real を外してください）。"
 API_TIMEOUT = "API の応答がタイムアウトしました"
@@ -183,7 +207,7 @@ RESPONSE_NOT_JSON = "厳密な JSON ではありません。応答のどの部�
 RESPONSE_REFUSED = "{detail}。応答のどの部分も保存していません"
 BAD_API_DEADLINE = (
     "HARNESS_API_DEADLINE_S={value} は読めません。\n"
-    "モデル呼び出し1回にかけてよい秒数を、0 より大きい数で指定してください。"
+    "モデル呼び出し1回にかけてよい秒数を、0 より大きく 86400 以下の数で指定してください（例: 30 や 2.5）。"
 )
 API_RESUME_HINT = (
     "チェックポイントは直前の保存のまま有効です。原因が解消したら --resume で続きから再開できます。"
@@ -212,10 +236,20 @@ def untrusted(value: object, limit: int = 300, indent_lines: bool = False) -> st
 
 def version_refused(path, version: object) -> str:
     """Why a checkpoint of another version is refused, and what to do: a version 2 written by --parallel is not
-    deleted but resumed with --parallel --resume; any other version, the lesson's advice."""
+    deleted but resumed with --parallel --resume (in its folder); any other version, the lesson's advice."""
     if version == 2 and type(version) is int:
-        return CHECKPOINT_VERSION_2_BY_PARALLEL.format(path=path)
+        command = harness_command(("--parallel",), Path(path).parent)
+        return CHECKPOINT_VERSION_2_BY_PARALLEL.format(path=path, command=command)
     return CHECKPOINT_VERSION.format(path=path, version=json.dumps(version, ensure_ascii=False))
+
+
+def harness_command(flags, workdir, resume: bool = True) -> str:
+    """The command line that runs the task in `workdir` with these mode flags, as a person would type it again:
+    `python -m harness --parallel --resume --workdir DIR` (no --workdir for the default folder)."""
+    words = ["python", "-m", "harness", *flags, *(["--resume"] if resume else [])]
+    if Path(workdir) != Path(DEFAULT_WORKDIR):
+        words += ["--workdir", shlex.quote(str(workdir))]
+    return untrusted(" ".join(words), limit=1000)
 
 
 def reconcile_line(branch: str) -> str:
@@ -273,6 +307,23 @@ PARALLEL_DONE_UNKNOWN = "write_report の実行状態が不明です。{files} �
 CHECKPOINT_VERSION_2 = (
     "{path} の version={version} です。このプログラムは version=1 と version=2 しか受け付けないため、"
     "読み込みを拒否します。\n" + START_OVER
+)
+# Which mode a task was started in (mode.json, harness/modes.py): --resume never drops one.
+MODE_DROPPED = (
+    "作業フォルダ {path} のタスクは {started} で始めたものです（{file}）。{missing} なしで再開するとそのモードの約束を"
+    "守れないので、再開しません（ファイルには触れていません）。\n削除せずに、{command} で続きから再開してください。"
+)
+MODE_NOT_ENGINE = (
+    "作業フォルダ {path} のタスクはファイル版（{file}）で始めたもので、--engine dbos のワークフローではありません。"
+    "エンジンでは再開しません（ファイルには触れていません）。\n削除せずに、{command} で続きから再開してください。"
+)
+MODE_NOTHING_TO_RESUME = (
+    "{path} が見つかりません。--resume する対象がありません（このフォルダのタスクは {started} で始めたものです）。\n"
+    "{command} で最初から実行してください。"
+)
+MODE_FILE_ODD = (
+    "{path} の形が正しくありません（{shapes} のどれかです）。このタスクをどのモードで始めたか推測せずに、再開を拒否します。\n"
+    "始めたときのフラグが分かるならその形に直してから --resume し、分からなければ --resume なしで最初からやり直してください。"
 )
 NO_TOOL_USES = (
     "モデルが stop_reason=tool_use で止まったのに、tool_use を1つも返しませんでした。\n"

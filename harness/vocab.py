@@ -5,7 +5,8 @@ Learner-facing sentences live in texts.py; this module holds the names they and 
 
 from __future__ import annotations
 
-# The work folder (DESIGN section 3).
+# The work folder (DESIGN section 3), and the one the command line uses when --workdir is not given.
+DEFAULT_WORKDIR = "harness-work"
 CHECKPOINT_FILE = "checkpoint.json"
 EFFECTS_FILE = "effects.json"
 NOTES_FILE = "sales-notes.txt"
@@ -13,8 +14,11 @@ REPORT_FILE = "report.txt"
 TOOL_LOG_FILE = "tool-runs.log"
 # Written by the harness into every folder it has started a run in: only such a folder is ever cleaned up.
 MARKER_FILE = ".harness-workdir"
+# Beyond the lesson: the scenario a task was started in (--parallel, --idempotent), so --resume continues it as started.
+# The lesson's own runs never write it (harness/modes.py).
+MODE_FILE = "mode.json"
 # The files the harness itself keeps; the model's tools may neither read nor write them.
-STATE_FILES = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE, MARKER_FILE)
+STATE_FILES = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE, MARKER_FILE, MODE_FILE)
 # What a fresh run removes (the checkpoint first): the previous run's state and outputs, never the input notes.
 OUTPUT_FILES = (
     CHECKPOINT_FILE,
@@ -24,6 +28,8 @@ OUTPUT_FILES = (
     CHECKPOINT_FILE + ".tmp",
     EFFECTS_FILE + ".tmp",
     REPORT_FILE + ".tmp",
+    MODE_FILE,
+    MODE_FILE + ".tmp",
 )
 
 # A fixed clock for the ledger's `at` (2026-01-01 00:00 UTC): notebooks and tests get the same bytes every run.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import subprocess
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.lab.process import child_env
+from harness.vocab import FIXED_TIME_MS
 
 TESTS = Path(__file__).parent
 SPEC_TRANSCRIPTS = (
@@ -28,6 +31,17 @@ def run_cli(workdir: Path, *args: str, env: dict | None = None) -> subprocess.Co
         env=child_env(env),
         timeout=60,
     )
+
+
+def cli_in_process(*argv: str, env: dict | None = None) -> tuple[int, str, str]:
+    """python -m harness ARGV in this process (for sweeps too large for real processes): exit code, stdout, stderr.
+    The environment is exactly `env` plus the fixed clock."""
+    from harness.__main__ import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli(list(argv), env={"HARNESS_FIXED_TIME_MS": str(FIXED_TIME_MS), **(env or {})})
+    return code, out.getvalue(), err.getvalue()
 
 
 def parse_transcripts(text: str) -> dict[str, list[dict]]:

@@ -95,7 +95,7 @@ def test_the_lessons_loader_refuses_version_2_with_its_message(workdir):
     assert str(err.value) == (
         f"{workdir / 'checkpoint.json'} の version=2 です。これは --parallel が書いたチェックポイントで、"
         "--parallel なしでは読めないため読み込みを拒否します。\n"
-        "削除せずに、python -m harness --parallel --resume で続きから再開してください。"
+        f"削除せずに、python -m harness --parallel --resume --workdir {workdir} で続きから再開してください。"
     )
 
 

@@ -1,0 +1,119 @@
+"""Beyond the lesson: which scenario a work folder's task was started in, so that --resume continues it with the same
+guarantees, and every refusal names the exact command that does.
+
+The lesson's runs write nothing new: a folder without mode.json holds the lesson's task, or one whose checkpoint says
+more by itself (version 2: --parallel). Every other scenario's fresh start writes mode.json ({"mode": "idempotent"})
+with the lesson's atomic writer, after the clean-up and before point A, so a checkpoint of such a task always has it
+beside it. A resume may add a mode (the version-2 loop reads a lesson checkpoint; the idempotent reconcile asks, and
+falls back to the lesson's honest is_error when it cannot tell), never drop one: --parallel --resume of a
+--parallel --idempotent task would answer is_error where the task was promised an exact recovery at ①, ②.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from . import texts
+from .checkpoint import write_json_atomic
+from .errors import HarnessError
+from .files import read_json
+from .vocab import CHECKPOINT_FILE, MODE_FILE, SCENARIOS
+
+# The scenarios a mode file may name (the lesson's is the absence of one).
+RECORDED = tuple(name for name in SCENARIOS if SCENARIOS[name])
+_BY_FLAGS = {frozenset(flags): name for name, flags in SCENARIOS.items()}
+
+
+def scenario_with(flags) -> str:
+    """The scenario of a set of flags (--parallel, --idempotent)."""
+    return _BY_FLAGS[frozenset(flags)]
+
+
+def record_mode(folder: Path, scenario: str) -> None:
+    """Write mode.json for a task of this scenario (atomically, as the checkpoint is written)."""
+    if scenario not in RECORDED:
+        raise ValueError(f"not a recorded scenario: {scenario!r}")
+    write_json_atomic(Path(folder) / MODE_FILE, {"mode": scenario})
+
+
+def read_mode(folder: Path) -> str | None:
+    """The scenario mode.json names, None without one; a HarnessError naming the file when it is anything else."""
+    path = Path(folder) / MODE_FILE
+    shapes = " / ".join(f'{{{{"mode": "{name}"}}}}' for name in RECORDED)  # braces kept through two formats
+    odd = texts.MODE_FILE_ODD.replace("{shapes}", shapes)
+    try:
+        obj = read_json(path, odd)
+    except FileNotFoundError:
+        return None
+    if not (isinstance(obj, dict) and set(obj) == {"mode"} and obj["mode"] in RECORDED):
+        raise HarnessError(odd.format(path=path))
+    return obj["mode"]
+
+
+def _checkpoint_version(folder: Path) -> object:
+    """The checkpoint's version as written, or None when there is none or it cannot be read (its loader says why)."""
+    try:
+        cp = read_json(folder / CHECKPOINT_FILE, "")
+    except (FileNotFoundError, HarnessError):
+        return None
+    return cp.get("version") if isinstance(cp, dict) else None
+
+
+def task_flags(folder: Path) -> tuple[str | None, frozenset[str]]:
+    """(what mode.json names, the flags the task on disk needs): the recorded scenario's, plus --parallel for a
+    version-2 checkpoint."""
+    recorded = read_mode(folder)
+    flags = set(SCENARIOS[recorded or "lesson"])
+    version = _checkpoint_version(folder)
+    if version == 2 and type(version) is int:
+        flags.add("--parallel")
+    return recorded, frozenset(flags)
+
+
+def refuse_another_mode(workdir, parallel: bool, idempotent: bool, engine: bool = False) -> None:
+    """Before a --resume: refuse one whose flags would drop a mode the task on disk was started in (or that asks the
+    engine to resume a task of the files), naming the exact command that continues it; and, for a recorded task with
+    no checkpoint yet, the exact command that starts it again. Reads only; never changes a file."""
+    folder = Path(workdir)
+    checkpoint = folder / CHECKPOINT_FILE
+    recorded, needed = task_flags(folder)
+    if recorded and not os.path.lexists(checkpoint):
+        command = texts.harness_command(SCENARIOS[recorded], folder, resume=False)
+        started = " ".join(SCENARIOS[recorded])
+        raise HarnessError(
+            texts.MODE_NOTHING_TO_RESUME.format(path=checkpoint, started=started, command=command)
+        )
+    if engine and os.path.lexists(checkpoint):  # the engine keeps no checkpoint: this is a task of the files
+        command = texts.harness_command(SCENARIOS[scenario_with(needed)], folder)
+        raise HarnessError(texts.MODE_NOT_ENGINE.format(path=folder, file=CHECKPOINT_FILE, command=command))
+    asked = {flag for flag, on in (("--parallel", parallel), ("--idempotent", idempotent)) if on}
+    missing = needed - asked
+    if not missing:
+        return
+    flags = SCENARIOS[scenario_with(needed)]  # in the usual order
+    if flags == (
+        "--parallel",
+    ):  # only the version-2 checkpoint needs a flag: the version-2 loader's own words
+        raise HarnessError(texts.version_refused(folder / CHECKPOINT_FILE, 2))
+    raise HarnessError(
+        texts.MODE_DROPPED.format(
+            path=folder,
+            file=MODE_FILE,
+            started=" ".join(flags),
+            missing=" ".join(f for f in flags if f in missing),
+            command=texts.harness_command(flags, folder),
+        )
+    )
+
+
+def continue_in_mode(run, scenario: str, resume: bool) -> None:
+    """What a scenario's run records: its mode for a fresh start (written by the clean-up, before point A); for a
+    resume, the check above, then the mode it continues in when it adds one to the task's."""
+    run.mode = scenario if scenario in RECORDED else None
+    if not resume:
+        return
+    flags = SCENARIOS[scenario]
+    refuse_another_mode(run.workdir, "--parallel" in flags, "--idempotent" in flags)
+    if run.mode and read_mode(run.workdir) != run.mode and os.path.lexists(run.checkpoint_path):
+        record_mode(run.workdir, run.mode)

@@ -1,0 +1,158 @@
+"""Every setting the command line takes from the environment, read in one place: exactly as documented, or refused
+with its name and the values it accepts. A setting is never silently ignored or half-read: `true`, `yes` or "1 " for a
+switch is refused (not quietly "off"), a misspelt HARNESS_ name is refused, an engine setting without the engine is
+refused, and the events file may not be any file of the task or of the harness.
+
+check(env, options) runs once, before anything is written; the readers below are what the rest of the package calls
+(harness/engine_dbos.py should read its switches with switch(env, NAME) too).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+
+from . import texts
+from .errors import HarnessError
+from .vocab import CLEANED_BY_A_FRESH_START, NOTES_FILE, STATE_FILES
+
+# On/off settings: "1" is on; "0" or empty (or unset) is off; anything else is refused.
+SWITCHES = ("HARNESS_DEBUG", "HARNESS_IDEMPOTENT_TOOLS")
+SWITCH_VALUES = {"": False, "0": False, "1": True}
+# Settings only the engine reads (harness/engine_dbos.py); without --engine dbos they are refused, never ignored.
+ENGINE_SETTINGS = (
+    "HARNESS_DATABASE_URL",
+    "HARNESS_TASK_ID",
+    "HARNESS_EXECUTOR_ID",
+    "HARNESS_IDEMPOTENT_TOOLS",
+)
+# Every HARNESS_ setting there is (README, `python -m harness --help`); any other HARNESS_ name is a typo.
+KNOWN = (
+    *SWITCHES,
+    "HARNESS_SLOW_MS",
+    "HARNESS_EVENTS_FILE",
+    "HARNESS_FIXED_TIME_MS",
+    "HARNESS_API_DEADLINE_S",
+    *ENGINE_SETTINGS,
+)
+# A model id as the API spells them (claude-sonnet-4-5, claude-3-5-haiku@20241022, ...): no spaces, no controls.
+MODEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}")
+SECONDS_PATTERN = re.compile(r"[0-9]{1,6}(\.[0-9]{1,6})?")
+MAX_DEADLINE_S = 86400  # a day
+
+
+def _value(env, name: str) -> str:
+    return env.get(name) or ""
+
+
+def switch(env, name: str) -> bool:
+    """An on/off setting: True for "1", False for "0", empty or unset; a HarnessError naming it for anything else."""
+    value = _value(env, name)
+    if value not in SWITCH_VALUES:
+        raise HarnessError(texts.BAD_SWITCH.format(name=name, value=texts.untrusted(value)))
+    return SWITCH_VALUES[value]
+
+
+def debug_on(env) -> bool:
+    """HARNESS_DEBUG=1, read while an error is being handled: never raises (check() refused any other value)."""
+    return env.get("HARNESS_DEBUG") == "1"
+
+
+def whole_number(env, name: str, max_digits: int, message: str) -> int | None:
+    """A setting of ASCII digits (at most max_digits), or None when unset or empty."""
+    value = _value(env, name)
+    if not value:
+        return None
+    if not (value.isascii() and value.isdigit() and len(value) <= max_digits):
+        raise HarnessError(message.format(value=texts.untrusted(value)))
+    return int(value)
+
+
+def seconds(env, name: str, message: str) -> float | None:
+    """A positive number of seconds, at most a day, written as digits with an optional decimal part ("30", "2.5")."""
+    value = _value(env, name)
+    if not value:
+        return None
+    number = float(value) if SECONDS_PATTERN.fullmatch(value) else math.nan
+    if not 0 < number <= MAX_DEADLINE_S:
+        raise HarnessError(message.format(value=texts.untrusted(value)))
+    return number
+
+
+def model_id(env) -> str | None:
+    """ANTHROPIC_MODEL, or None for the default model."""
+    value = _value(env, "ANTHROPIC_MODEL")
+    if value and not MODEL_PATTERN.fullmatch(value):
+        raise HarnessError(texts.BAD_MODEL.format(value=texts.untrusted(value)))
+    return value or None
+
+
+def _spellings(path) -> set[str]:
+    """The path as written (made absolute, `..` folded) and as the system resolves it (links followed)."""
+    return {os.path.abspath(path), os.path.realpath(path)}
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _sqlite_file(url: str | None) -> str | None:
+    """The file of a sqlite:///FILE URL, else None."""
+    if not url or not url.startswith("sqlite:///"):
+        return None
+    return url[len("sqlite:///") :].split("?", 1)[0] or None
+
+
+def events_file(env, workdir=None, database_url: str | None = None) -> str | None:
+    """HARNESS_EVENTS_FILE, or None. Refused when it names the work folder or anything in it (the task's notes and
+    outputs, the checkpoint, the ledger, the tool log, their temp files, the engine's database), however spelt, or
+    the engine's SQLite database given by URL (and the files SQLite keeps beside it). Without a work folder to
+    compare with (a notebook calling main() itself), at least a name the harness uses for its files is refused."""
+    value = _value(env, "HARNESS_EVENTS_FILE")
+    if not value:
+        return None
+    shown = texts.untrusted(value)
+    if workdir is None:
+        if Path(value).name in (*STATE_FILES, *CLEANED_BY_A_FRESH_START, NOTES_FILE):
+            raise HarnessError(texts.BAD_EVENTS_FILE.format(value=shown))
+        return value
+    targets = _spellings(value)
+    if any(_inside(t, w) for t in targets for w in _spellings(workdir)):
+        raise HarnessError(texts.EVENTS_FILE_IN_WORKDIR.format(value=shown, workdir=texts.untrusted(workdir)))
+    database = _sqlite_file(database_url)
+    if database:
+        files = {s + tail for s in _spellings(database) for tail in ("", "-journal", "-wal", "-shm")}
+        if targets & files:
+            raise HarnessError(texts.EVENTS_FILE_IS_DATABASE.format(value=shown))
+    return value
+
+
+def check(env, options) -> None:
+    """Read every setting once, before anything is written: a HarnessError naming the first one that is not as
+    documented (the command line turns it into its message and exit 1)."""
+    unknown = sorted(k for k in env if k.startswith("HARNESS_") and k not in KNOWN)
+    if unknown:
+        raise HarnessError(
+            texts.UNKNOWN_SETTING.format(name=texts.untrusted(unknown[0]), known=", ".join(KNOWN))
+        )
+    for name in SWITCHES:
+        switch(env, name)
+    if options.engine is None:
+        for name in ENGINE_SETTINGS:
+            off = name in SWITCHES and not switch(env, name)
+            if _value(env, name) and not off:
+                raise HarnessError(texts.ENGINE_SETTING_WITHOUT_ENGINE.format(name=name))
+    whole_number(env, "HARNESS_SLOW_MS", 6, texts.BAD_SLOW_MS)
+    whole_number(env, "HARNESS_FIXED_TIME_MS", 15, texts.BAD_FIXED_TIME)
+    seconds(env, "HARNESS_API_DEADLINE_S", texts.BAD_API_DEADLINE)
+    model_id(env)
+    url = getattr(options, "database_url", None) or env.get("HARNESS_DATABASE_URL")
+    events_file(env, options.workdir, url)
+
+
+def for_engine(env) -> dict:
+    """The environment as harness/engine_dbos.py reads it today (any non-empty HARNESS_DEBUG is "on" there): with an
+    off HARNESS_DEBUG ("0") left out, so it means off for the engine too."""
+    return {k: v for k, v in env.items() if k != "HARNESS_DEBUG" or debug_on(env)}
