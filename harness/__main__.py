@@ -28,7 +28,7 @@ from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
 from .modes import refuse_another_mode
 from .run import Run, wall_clock_ms
 from .tools import TOOL_SCHEMAS
-from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, DB_FILE, DEFAULT_WORKDIR, STATE_FILES
+from .vocab import CHECKPOINT_FILE, DB_FILE, DEFAULT_WORKDIR
 
 EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
 EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
@@ -81,7 +81,7 @@ def main_dbos(options: Options, env=os.environ) -> str:
 
     run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
               listeners=listeners_from_env(env))  # fmt: skip
-    return dbos_main(options, run, make_client(options.real), settings.for_engine(env))
+    return dbos_main(options, run, make_client(options.real), env)
 
 
 def main_beyond(options: Options, env=os.environ) -> str:

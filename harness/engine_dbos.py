@@ -69,7 +69,7 @@ import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, DBOSConfig, DBOSPortableJSONSerializer, SetWorkflowID
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from . import texts
+from . import settings, texts
 from .crash import CrashPlan
 from .errors import HarnessError
 from .files import read_bytes, write_new_file
@@ -1018,7 +1018,7 @@ def _main(options, run: Run, client, env) -> str:
     enough_open_files()
     shared = None if db.default else task_id  # a shared database: every line names its task
     run.listeners = [transcript(shared) if f is texts.print_transcript else f for f in run.listeners]
-    idempotent = env.get("HARNESS_IDEMPOTENT_TOOLS") == "1"
+    idempotent = settings.switch(env, "HARNESS_IDEMPOTENT_TOOLS")
     HERE.run, HERE.client, HERE.db, HERE.returned_at = run, client, db.shown, None
     HERE.resume_command = resume_command(run.workdir, db, task_id, options, env)
     HERE.target, HERE.task_id, HERE.deadline, HERE.check = db, task_id, deadline, None
@@ -1034,7 +1034,7 @@ def _main(options, run: Run, client, env) -> str:
                         path=run.workdir / DB_FILE, command=lesson_resume_command(run.workdir)))  # fmt: skip
                 fresh = resume_command(run.workdir, db, task_id, options, env, resume=False)
                 raise HarnessError(texts.DBOS_NO_DATABASE.format(path=run.workdir / DB_FILE, command=fresh))
-        debug = bool(env.get("HARNESS_DEBUG"))
+        debug = settings.debug_on(env)
         try:
             if not options.resume and db.default:  # the previous database goes with the previous checkpoint
                 _fresh(run)

@@ -4,7 +4,7 @@ switch is refused (not quietly "off"), a misspelt HARNESS_ name is refused, an e
 refused, and the events file may not be any file of the task or of the harness.
 
 check(env, options) runs once, before anything is written; the readers below are what the rest of the package calls
-(harness/engine_dbos.py should read its switches with switch(env, NAME) too).
+(harness/engine_dbos.py reads its switches with switch(env, NAME) too).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ ENGINE_SETTINGS = (
     "HARNESS_TASK_ID",
     "HARNESS_EXECUTOR_ID",
     "HARNESS_IDEMPOTENT_TOOLS",
+    "HARNESS_DATABASE_DEADLINE_S",
 )
 # Every HARNESS_ setting there is (README, `python -m harness --help`); any other HARNESS_ name is a typo.
 KNOWN = (
@@ -150,9 +151,3 @@ def check(env, options) -> None:
     model_id(env)
     url = getattr(options, "database_url", None) or env.get("HARNESS_DATABASE_URL")
     events_file(env, options.workdir, url)
-
-
-def for_engine(env) -> dict:
-    """The environment as harness/engine_dbos.py reads it today (any non-empty HARNESS_DEBUG is "on" there): with an
-    off HARNESS_DEBUG ("0") left out, so it means off for the engine too."""
-    return {k: v for k, v in env.items() if k != "HARNESS_DEBUG" or debug_on(env)}
