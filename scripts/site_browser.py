@@ -30,13 +30,17 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 
-# Runs in the page: wait for the notebook's kernel, then run all cells (window.jupyterapp: exposeAppInBrowser).
-RUN_ALL = """async () => {
-  const app = window.jupyterapp;
-  const panel = app.shell.currentWidget;
+# Runs in the page: wait until the notebook's kernel has started (window.jupyterapp: exposeAppInBrowser).
+WAIT_KERNEL = """async () => {
+  const panel = window.jupyterapp.shell.currentWidget;
   await panel.context.ready;
   await panel.sessionContext.ready;
-  await app.commands.execute('notebook:run-all-cells');
+  const kernel = panel.sessionContext.session.kernel;
+  await kernel.info;
+}"""
+# Runs in the page: run all cells.
+RUN_ALL = """async () => {
+  await window.jupyterapp.commands.execute('notebook:run-all-cells');
 }"""
 # Runs in the page: the state of every code cell (execution count, outputs as saved in a notebook) and the kernel's.
 CELLS = """() => {
@@ -122,6 +126,7 @@ def open_notebook(page, base: str, path: str, timeout_s: float = 180) -> None:
 
 def run_all(page, timeout_s: float = 300) -> list[dict]:
     """Run every cell and wait until each has run or one failed; returns the code cells' states (see CELLS)."""
+    page.evaluate(WAIT_KERNEL)
     page.evaluate(RUN_ALL)
     deadline = time.monotonic() + timeout_s
     while True:
