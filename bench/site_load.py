@@ -32,7 +32,7 @@ def main(paths: list[str]) -> None:
             context, page = sb.new_page(browser, refused)
             t0 = time.monotonic()
             sb.open_notebook(page, base, path)
-            page.evaluate(sb.WAIT_KERNEL)
+            sb.wait_kernel(page)
             t1 = time.monotonic()
             cells = sb.run_all(page)
             t2 = time.monotonic()

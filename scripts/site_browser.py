@@ -30,13 +30,11 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 
-# Runs in the page: wait until the notebook's kernel has started (window.jupyterapp: exposeAppInBrowser).
-WAIT_KERNEL = """async () => {
+# Runs in the page: the notebook's kernel has started and is idle (window.jupyterapp: exposeAppInBrowser).
+KERNEL_IDLE = """() => {
   const panel = window.jupyterapp.shell.currentWidget;
-  await panel.context.ready;
-  await panel.sessionContext.ready;
-  const kernel = panel.sessionContext.session.kernel;
-  await kernel.info;
+  const kernel = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;
+  return !!kernel && kernel.status === 'idle';
 }"""
 # Runs in the page: run all cells.
 RUN_ALL = """async () => {
@@ -124,9 +122,13 @@ def open_notebook(page, base: str, path: str, timeout_s: float = 180) -> None:
     )
 
 
+def wait_kernel(page, timeout_s: float = 180) -> None:
+    page.wait_for_function(KERNEL_IDLE, timeout=timeout_s * 1000, polling=250)
+
+
 def run_all(page, timeout_s: float = 300) -> list[dict]:
     """Run every cell and wait until each has run or one failed; returns the code cells' states (see CELLS)."""
-    page.evaluate(WAIT_KERNEL)
+    wait_kernel(page, timeout_s)
     page.evaluate(RUN_ALL)
     deadline = time.monotonic() + timeout_s
     while True:
