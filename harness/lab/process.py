@@ -64,7 +64,10 @@ def run_in_kernel(workdir: Path, *args: str, env: dict | None = None) -> Finishe
     argv = harness_argv(workdir, *args)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli(argv[3:], env=full)
+        try:
+            code = cli(argv[3:], env=full)
+        except SystemExit as stop:  # a bad argument ends the command line as it would end the process
+            code = stop.code if isinstance(stop.code, int) else 1
     return Finished(argv, code, out.getvalue(), err.getvalue())
 
 
