@@ -13,4 +13,7 @@ if [ ! -x "$VENV/bin/python" ] || ! cmp -s requirements-site.txt "$VENV/requirem
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements-site.txt
   cp requirements-site.txt "$VENV/requirements-site.txt"
 fi
+# jupytext is here only to convert the note; its lab extension (a server-side contents manager) has no place in a
+# site without a server
+rm -rf "$VENV/share/jupyter/labextensions/jupyterlab-jupytext"
 exec "$VENV/bin/python" scripts/site_build.py "$@"
