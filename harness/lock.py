@@ -14,6 +14,8 @@ try:
     import fcntl
 except ImportError:  # Windows: no flock; the harness runs unlocked there
     fcntl = None
+if not hasattr(fcntl, "flock"):  # the browser edition (Pyodide): an fcntl without flock; unlocked there too
+    fcntl = None
 
 
 @contextmanager

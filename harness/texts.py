@@ -542,3 +542,15 @@ DBOS_FEW_FILES = (
     "開けるファイルの数の上限（ulimit -n）が {limit} です。--engine dbos はデータベースの接続とスレッドのために"
     "少なくとも {needed} 必要です。\nulimit -n {needed} 以上にしてから実行してください（何も始めていません）。"
 )
+
+# The browser edition (Pyodide): no child processes, one interpreter (harness/lab/process.py).
+BROWSER_IN_KERNEL = (
+    "（ブラウザ版: ここでは子プロセスを起動できないので、python -m harness と同じ cli() をこのカーネルの中で"
+    "走らせます。キルはレッスンの疑似キル（終了コード 137）で、本物の SIGKILL ではありません）"
+)
+BROWSER_ONE_AT_A_TIME = (
+    "（ブラウザ版: プロセスを2つ同時には動かせないので、このプロセスはいまカーネルの中で最後まで走り終えてから、"
+    "次の行へ進みます。同時に動く2つのプロセスとロックは、ローカル版で確かめてください）"
+)
+NO_PLOTS = "（ブラウザ版には matplotlib が入っていないので、図の代わりに同じ数を表で示します。図はローカル版で見られます）"
+NO_TIMELINE = "（ブラウザ版には matplotlib が入っていないので、タイムラインの図は出ません。出来事の順はログで見られます）"

@@ -30,7 +30,7 @@ from ..run import Event
 from ..scenarios import cli_args, crash_moments, run_in_folder
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, REPORT_FILE, SUMMARY_FILE, TOOL_LOG_FILE
 from . import compare_folders, pretty, read_text, size_text
-from .process import WatchedProcess
+from .process import IN_BROWSER, WatchedProcess
 
 MOMENTS = [
     ("なし（最後まで走る）", None),
@@ -50,6 +50,8 @@ SCENARIO_OPTIONS = [
 ]
 SCENARIO_NAMES = {value: label.split("（")[0].split(":")[0] for label, value in SCENARIO_OPTIONS}
 HOW = [("カーネル内（疑似キル）", "simulated"), ("本物のプロセス（SIGKILL）", "sigkill")]
+if IN_BROWSER:  # the browser edition has no processes to start or kill: the kernel's run only
+    HOW = HOW[:1]
 FILES = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE)
 STEPS = ("save_a", "tool_ran", "effect_written", "save_b", "crash", "resume", "reconcile", "done")
 # inline, so it holds in any page (JupyterLab, Voila) whatever the page's own stylesheet does to <pre>

@@ -1,9 +1,41 @@
-"""Pictures for the notebooks (matplotlib, Japanese labels through matplotlib-fontja's bundled font)."""
+"""Pictures for the notebooks (matplotlib, Japanese labels through matplotlib-fontja's bundled font).
+
+The browser edition has no matplotlib (Pyodide's build of it is not in the offline site): there the same numbers are
+printed as a table, with one line saying so, and the Crash Lab's timeline picture stays empty.
+"""
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
-import matplotlib_fontja  # noqa: F401  (sets the IPAexGothic font it ships, so no missing-glyph warnings)
+from .. import texts
+
+try:
+    import matplotlib.pyplot as plt
+    import matplotlib_fontja  # noqa: F401  (sets the IPAexGothic font it ships, so no missing-glyph warnings)
+except ImportError:
+    plt = None
+
+
+def print_cost(
+    per_save: list[tuple[str, int]],
+    turns: list[int],
+    written: dict[str, list[int]],
+    seconds: dict[str, list[float]],
+) -> None:
+    """plot_cost's three pictures as numbers, where there is no matplotlib."""
+    from . import table
+
+    print(texts.NO_PLOTS)
+    print(f"{turns[-1]}ターンのタスク: 保存のたびの checkpoint.json の大きさ（バイト）")
+    print(table([["保存", "バイト"], *([label, size] for label, size in per_save)]))
+    print()
+    print("タスク全体で書いたバイト数 / 保存にかかった時間（ミリ秒、この機械での一例）")
+    names = list(written)
+    header = ["ターン数", *(f"{n}（バイト）" for n in names), *(f"{n}（ミリ秒）" for n in seconds)]
+    rows = [
+        [t, *(written[n][i] for n in names), *(f"{seconds[n][i] * 1000:.1f}" for n in seconds)]
+        for i, t in enumerate(turns)
+    ]
+    print(table([header, *rows]))
 
 
 def plot_cost(
@@ -13,7 +45,10 @@ def plot_cost(
     seconds: dict[str, list[float]],
 ) -> None:
     """The price of the mechanism, on linear axes: checkpoint.json's size at each save of one long task; the bytes
-    written by whole tasks of 1..N turns; the time those tasks spent saving."""
+    written by whole tasks of 1..N turns; the time those tasks spent saving. Without matplotlib: print_cost."""
+    if plt is None:
+        print_cost(per_save, turns, written, seconds)
+        return
     fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(13, 3.8))
     labels = [label for label, _ in per_save]
     ax1.plot(range(len(per_save)), [size / 1000 for _, size in per_save], marker="o", color="tab:blue")
@@ -188,7 +223,10 @@ def draw_timeline(events, ax) -> None:
 
 
 def timeline_svg(events) -> bytes:
-    """The timeline as SVG bytes (for an ipywidgets Image): vector, so it stays sharp at any zoom."""
+    """The timeline as SVG bytes (for an ipywidgets Image): vector, so it stays sharp at any zoom; no bytes (an empty
+    picture) without matplotlib."""
+    if plt is None:
+        return b""
     import io
 
     from matplotlib.figure import Figure
@@ -204,6 +242,9 @@ def timeline_svg(events) -> bytes:
 
 def plot_timeline(events) -> None:
     """The timeline in a notebook cell."""
+    if plt is None:
+        print(texts.NO_TIMELINE)
+        return
     fig, ax = plt.subplots(figsize=(9, 3.2))
     draw_timeline(events, ax)
     fig.tight_layout()

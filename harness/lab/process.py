@@ -1,8 +1,15 @@
 """`python -m harness` as a child process: the one recipe (environment clean-up, fixed clock, time limit) that the
-notebooks, the Crash Lab, the exercise checks and the tests all use; and a real process watched while it runs."""
+notebooks, the Crash Lab, the exercise checks and the tests all use; and a real process watched while it runs.
+
+In the browser edition (Pyodide, sys.platform "emscripten") there are no processes: run_harness and WatchedProcess
+run the same command line, cli(), in this interpreter instead, and say so once. A crash there is the lesson's
+simulated one (exit code 137); CRASH_MODE=sigkill is dropped, since a real SIGKILL would end the kernel itself.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import selectors
@@ -12,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import texts
 from ..run import Event
 from ..vocab import FIXED_TIME_MS
 
@@ -38,10 +46,38 @@ def harness_argv(workdir: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "harness", "--workdir", str(workdir), *args]
 
 
+IN_BROWSER = sys.platform == "emscripten"  # Pyodide: no subprocess, no fork, no threads
+_told_in_kernel = False
+
+
+def run_in_kernel(workdir: Path, *args: str, env: dict | None = None) -> Finished:
+    """The browser edition's stand-in for a child process: `python -m harness` as cli() in this interpreter, with the
+    child's environment, its output captured as a child's would be. Says so once per kernel."""
+    global _told_in_kernel
+    from ..__main__ import cli
+
+    if not _told_in_kernel:
+        print(texts.BROWSER_IN_KERNEL)
+        _told_in_kernel = True
+    full = child_env(env)
+    full.pop("CRASH_MODE", None)  # a real SIGKILL here would kill this kernel, not a child
+    argv = harness_argv(workdir, *args)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli(argv[3:], env=full)
+        except SystemExit as stop:  # a bad argument ends the command line as it would end the process
+            code = stop.code if isinstance(stop.code, int) else 1
+    return Finished(argv, code, out.getvalue(), err.getvalue())
+
+
 def run_harness(
     workdir: Path, *args: str, env: dict | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess:
-    """Run `python -m harness --workdir WORKDIR ARGS` to its end; stdout and stderr captured as text."""
+    """Run `python -m harness --workdir WORKDIR ARGS` to its end; stdout and stderr captured as text.
+    In the browser: in this interpreter (run_in_kernel), without a time limit."""
+    if IN_BROWSER:
+        return run_in_kernel(workdir, *args, env=env)
     done = run_child(harness_argv(workdir, *args), env=env, timeout=timeout)
     if done.timed_out:
         raise subprocess.TimeoutExpired(done.args, timeout, done.stdout, done.stderr)
@@ -138,6 +174,13 @@ class WatchedProcess:
         self.events_file.unlink(missing_ok=True)
         self.read_upto = 0
         self.killed_by_hand = False
+        if (
+            IN_BROWSER
+        ):  # one interpreter: the run happens now, to its end; then its events are all in the file
+            print(texts.BROWSER_ONE_AT_A_TIME)
+            self.popen = None
+            self.finished = run_in_kernel(workdir, *args, env=extra)
+            return
         self.popen = subprocess.Popen(
             harness_argv(workdir, *args),
             env=child_env(extra),
@@ -148,10 +191,10 @@ class WatchedProcess:
 
     @property
     def pid(self) -> int:
-        return self.popen.pid
+        return os.getpid() if self.popen is None else self.popen.pid
 
     def running(self) -> bool:
-        return self.popen.poll() is None
+        return self.popen is not None and self.popen.poll() is None
 
     def new_events(self) -> list[Event]:
         """The complete event lines written since the previous call."""
@@ -171,6 +214,8 @@ class WatchedProcess:
 
     def outcome(self) -> tuple[int, str]:
         """(return code, stderr) of a finished process; -9 when it died by SIGKILL."""
+        if self.popen is None:
+            return self.finished.returncode, self.finished.stderr
         return self.popen.wait(), self.popen.stderr.read() if self.popen.stderr else ""
 
     def kill(self, by_hand: bool = True) -> None:

@@ -1,0 +1,160 @@
+"""Drive the browser edition in headless Chromium: serve site/ on 127.0.0.1, open a notebook with every request to
+another host refused, run all its cells in the Pyodide kernel and hand back what they printed.
+
+Used by tests/test_site.py and bench/site_load.py (nothing here decides what is right; the callers do).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "site"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+# Runs in the page: the notebook's kernel has started and is idle (window.jupyterapp: exposeAppInBrowser).
+KERNEL_IDLE = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const kernel = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;
+  return !!kernel && kernel.status === 'idle';
+}"""
+# Runs in the page: run all cells.
+RUN_ALL = """async () => {
+  await window.jupyterapp.commands.execute('notebook:run-all-cells');
+}"""
+# Runs in the page: the state of every code cell (execution count, outputs as saved in a notebook) and the kernel's.
+CELLS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const kernel = panel.sessionContext.session?.kernel;
+  const cells = panel.content.widgets.filter(c => c.model.type === 'code').map(c => ({
+    count: c.model.executionCount,
+    running: c.promptNode ? c.promptNode.textContent.includes('*') : false,
+    outputs: c.model.outputs.toJSON(),
+  }));
+  return {status: kernel ? kernel.status : 'none', cells};
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def served(site: Path = SITE):
+    """python3 -m http.server -d SITE on a free port of 127.0.0.1 (the README's command); yields the base URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", "-b", "127.0.0.1", str(port), "-d", str(site)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(base + "jupyter-lite.json", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError(f"http.server on {base} did not answer") from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@contextlib.contextmanager
+def offline_browser(playwright):
+    """Chromium; every page it opens may only talk to 127.0.0.1. Yields (browser, refused), refused being the list of
+    URLs the site tried to fetch from anywhere else (it should stay empty)."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    refused: list[str] = []
+    try:
+        yield browser, refused
+    finally:
+        browser.close()
+
+
+def new_page(browser, refused: list[str]):
+    """A fresh context (empty cache, empty browser storage: a learner's first visit) whose requests stay local."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, service_workers="allow")
+
+    def route(r):
+        host = urllib.parse.urlsplit(r.request.url).hostname
+        if host in ("127.0.0.1", "localhost") or r.request.url.startswith(("data:", "blob:")):
+            r.continue_()
+        else:
+            refused.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    return context, context.new_page()
+
+
+def open_notebook(page, base: str, path: str, timeout_s: float = 180) -> None:
+    page.goto(f"{base}lab/index.html?path={urllib.parse.quote(path)}", timeout=timeout_s * 1000)
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+        " && window.jupyterapp.shell.currentWidget.sessionContext",
+        timeout=timeout_s * 1000,
+    )
+
+
+def wait_kernel(page, timeout_s: float = 180) -> None:
+    page.wait_for_function(KERNEL_IDLE, timeout=timeout_s * 1000, polling=250)
+
+
+def run_all(page, timeout_s: float = 300) -> list[dict]:
+    """Run every cell and wait until each has run or one failed; returns the code cells' states (see CELLS)."""
+    wait_kernel(page, timeout_s)
+    page.evaluate(RUN_ALL)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        state = page.evaluate(CELLS)
+        failed = any(o.get("output_type") == "error" for c in state["cells"] for o in c["outputs"])
+        finished = all(c["count"] is not None and not c["running"] for c in state["cells"])
+        if state["status"] == "idle" and (finished or failed):
+            return state["cells"]
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"cells still running after {timeout_s} s: {state['status']}")
+        page.wait_for_timeout(
+            250
+        )  # not time.sleep: the page's requests are routed only inside Playwright calls
+
+
+def text_of(cells: list[dict]) -> str:
+    """Everything the cells printed or displayed as text, tracebacks included, in order."""
+    parts = []
+    for cell in cells:
+        for out in cell["outputs"]:
+            if out["output_type"] == "stream":
+                parts.append("".join(out["text"]) if isinstance(out["text"], list) else out["text"])
+            elif out["output_type"] == "error":
+                parts.append("\n".join(out.get("traceback", [])) + f"\n{out['ename']}: {out['evalue']}\n")
+            else:
+                text = out.get("data", {}).get("text/plain")
+                if text:
+                    parts.append(("".join(text) if isinstance(text, list) else text) + "\n")
+    return "".join(parts)
