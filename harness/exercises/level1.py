@@ -6,7 +6,6 @@ No learner code runs here: the checks crash the real harness at each moment and 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from ..lab import summary
@@ -29,7 +28,6 @@ from .answers import (
     take_sheet,
     unwrap,
 )
-from .sandbox import can_fork, run_steps
 
 TITLE = "レベル1"
 # The tools the answer sheet asks about (read-only and side-effecting), and every tool look() can show.
@@ -89,28 +87,8 @@ def observe(moment: str, tool: str) -> dict:
 
 
 def observe_all() -> dict:
-    """observe() for every moment and tool of the answer sheet. Where it can, in a forked child without fsync:
-    the same runs and files, without waiting for the disk (nothing here has to survive a power cut)."""
-    cases = [(m, t) for m in MOMENTS for t in TOOLS]
-    if can_fork():
-
-        def step() -> dict:
-            return {f"{m} {t}": observe(m, t) for m, t in cases}
-
-        def no_fsync() -> None:
-            os.fsync = lambda fd: None
-
-        with scratch_dir() as tmp:
-            outcomes = run_steps([("observe", step)], time_limit=60, cwd=Path(tmp), prepare=no_fsync)
-            try:
-                facts = next(outcomes).facts
-            finally:
-                outcomes.close()
-        if facts and "internal_error" not in facts:
-            return {
-                (m, t): {**facts[f"{m} {t}"], "files": tuple(facts[f"{m} {t}"]["files"])} for m, t in cases
-            }
-    return {(m, t): observe(m, t) for m, t in cases}
+    """observe() for every moment and tool of the answer sheet (the real harness only: no learner code runs)."""
+    return {(m, t): observe(m, t) for m in MOMENTS for t in TOOLS}
 
 
 def _moment(value: object) -> str | None:

@@ -26,8 +26,8 @@ from .answers import (
     unwrap,
 )
 from .fixcheck import check_fix
+from .jail import SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S
 from .repro import check_repro, show_repro_runs
-from .sandbox import SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S
 
 DIAGNOSIS_TITLE = "レベル2 (a)(b) 診断"
 
@@ -155,7 +155,6 @@ def check_level2_fix(
     *,
     time_limit: float = TIME_LIMIT_S,
     show_answers: bool = False,
-    use_fork: bool | None = None,
 ) -> Verdict:
     """(c) the learner's fixed run_tool_uses, run through every path of the lesson's rule (fixcheck.py).
 
@@ -163,7 +162,7 @@ def check_level2_fix(
     after time_limit seconds. show_answers=True also shows the lesson's run_tool_uses after a ✗.
     """
     run_tool_uses = from_notebook(run_tool_uses, "run_tool_uses_fixed")
-    return check_fix(run_tool_uses, time_limit, show_answers, use_fork)
+    return check_fix(run_tool_uses, time_limit, show_answers)
 
 
 def check_level2_repro(
