@@ -17,6 +17,7 @@ import inspect
 import json
 import linecache
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -319,12 +320,44 @@ def results_problem(learner: list, lesson: list) -> str | None:
                 f"tool_result の tool_use_id が {ids} の順でした（応答の tool_use は {want} の順）。{PAIRING}"
             )
         for a, b in zip(mine, theirs):
-            if not b.get("is_error") and (a.get("is_error") or a.get("content") != b.get("content")):
+            if not b.get("is_error") and (
+                a.get("is_error") or comparable(text_of(a.get("content"))) != comparable(b.get("content"))
+            ):
                 return (
                     f"{a.get('tool_use_id')} の tool_result の content がツールの本物の結果と違います"
                     f"（{show(a.get('content'), 80)}）。{ORDER}"
                 )
     return None
+
+
+REPORT_RESULT = re.compile(r"^(.+ に )\d+( 文字のレポートを書き出しました)$")
+
+
+def comparable(value: object) -> object:
+    """A result as compared: write_report's says how long the report is, and the report is composed from the earlier
+    tool_results, whose form (an error's wording, text blocks) a learner may choose."""
+    return REPORT_RESULT.sub(r"\1#\2", value) if isinstance(value, str) else value
+
+
+def same_ledger(mine: object, theirs: object) -> bool:
+    """The same records under the same ids, each with the same tool and (comparable) result."""
+
+    def norm(ledger: object) -> object:
+        if not isinstance(ledger, dict):
+            return ledger
+        return {
+            k: {**v, "result": comparable(v.get("result"))} if isinstance(v, dict) else v
+            for k, v in ledger.items()
+        }
+
+    return norm(mine) == norm(theirs)
+
+
+def text_of(content: object) -> object:
+    """A tool_result's content as text: the API takes a string or a list of text blocks."""
+    if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
+        return "".join(str(b.get("text")) for b in content)
+    return content
 
 
 def ledger_text(ledger: dict) -> str:
@@ -387,6 +420,24 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                 ),
                 notes,
             )
+        if mine.get("overlap") and not theirs.get("overlap"):
+            return (
+                "2つのツールが同時に（並行して）実行されました。レッスンの runToolUses は tool_use ブロックを1つずつ順に"
+                "実行します（save_effect の「読む→1件足す→書き戻す」が同時に走ると、互いの記録を消します）。"
+                + ORDER,
+                notes,
+            )
+        if mine.get("assistant") != theirs.get("assistant") or mine.get("content_after") != theirs.get(
+            "content_after"
+        ):
+            return (
+                (
+                    "checkpoint.json の assistant のメッセージ（モデルの応答）が、レッスン版と違います。run_tool_uses が"
+                    "受け取った content を書き換えていませんか。content はすでに messages に入っているモデルの応答です: "
+                    f"読むだけにして、結果は新しい tool_result のリストで返します。{PAIRING}"
+                ),
+                notes,
+            )
         if mine.get("runs") != theirs.get("runs"):
             return (
                 f"{when}ツールの実行（tool-runs.log）が {mine.get('runs')} でした（レッスン版では {theirs.get('runs')}）。"
@@ -394,7 +445,7 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                 + ORDER,
                 notes,
             )
-        if mine.get("ledger") != theirs.get("ledger"):
+        if same_ledger(mine.get("ledger"), theirs.get("ledger")) is False:
             return (
                 f"{when}{'終わったあと' if not mine.get('killed') else '落ちた瞬間'}の effects.json が "
                 f"{ledger_text(mine.get('ledger') or {})} でした（レッスン版では {ledger_text(theirs.get('ledger') or {})}）。"

@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -54,6 +55,7 @@ TWO_BLOCKS = [
     {"type": "tool_use", "id": "toolu_aa1", "name": "read_notes", "input": {"path": OTHER_NOTES}},
 ]
 KILL_MARK = ".check-killed"
+HOLD_S = 0.3
 
 
 def situations(other_fs: str | None) -> list[dict]:
@@ -67,6 +69,15 @@ def situations(other_fs: str | None) -> list[dict]:
     table.append({"key": "stale_tmp", "group": "files", "stale_tmp": True})
     table.append({"key": "long_notes", "group": "long_notes", "notes": LONG_NOTES})
     table.append({"key": "two_blocks", "group": "two_blocks", "direct": True})
+    table.append(
+        {
+            "key": "two_blocks_kill",
+            "group": "two_blocks",
+            "direct": True,
+            "kill": "kill_start",
+            "kill_id": "toolu_aa1",
+        }
+    )
     if other_fs:
         table.append({"key": "other_fs", "group": "files", "root": other_fs})
     return table
@@ -176,9 +187,20 @@ def step(fn, s: dict, workdir: Path, resume: bool) -> dict:
     facts: dict = {"error": None, "final": None, "branches": []}
     run = Run(workdir, clock=lambda: FIXED_TIME_MS)
 
+    inflight: list = []
+
     def listen(event) -> None:
         if event.kind == "reconcile":
             facts["branches"].append(event.data.get("branch"))
+        if event.kind == "tool_start":
+            inflight.append(event.data.get("id"))
+            facts["overlap"] = facts.get("overlap") or len(inflight) > 1
+            if threading.current_thread() is not threading.main_thread():
+                time.sleep(HOLD_S)  # a tool started from a thread waits, so tools run side by side show it
+        elif event.kind in ("tool_ran", "tool_error") and event.data.get("id") in inflight:
+            inflight.remove(event.data.get("id"))
+        if s.get("kill_id") and event.kind == "tool_start" and event.data.get("id") == s["kill_id"]:
+            die(workdir)
         if resume or event.data.get("name") != s.get("tool"):
             return
         if (s.get("kill"), event.kind) in (("kill_start", "tool_start"), ("kill_after", "tool_ran")):
@@ -195,7 +217,9 @@ def step(fn, s: dict, workdir: Path, resume: bool) -> dict:
     try:
         if s.get("direct"):
             start_fresh(run)
-            observed(fn)(run, TWO_BLOCKS)
+            content = json.loads(json.dumps(TWO_BLOCKS))
+            observed(fn)(run, content)
+            facts["content_after"] = plain(content)
         else:
             facts["final"] = run_agent(
                 run, ScriptedModel(), tools=TOOL_SCHEMAS, resume=resume, run_tool_uses=observed(fn)
@@ -291,7 +315,18 @@ def disk(workdir: Path) -> dict:
         files = sorted(p.name for p in workdir.iterdir())
     except OSError:
         files = None
-    return {"ledger": ledger, "runs": runs, "files": files}
+    try:
+        cp = json.loads((workdir / "checkpoint.json").read_text(encoding="utf-8"))
+        said = [
+            [{k: v for k, v in b.items() if k != "input"} if isinstance(b, dict) else b for b in m["content"]]
+            if isinstance(m.get("content"), list)
+            else m.get("content")
+            for m in cp.get("messages", [])
+            if m.get("role") == "assistant"
+        ]
+    except (OSError, ValueError, AttributeError):
+        said = None
+    return {"ledger": ledger, "runs": runs, "files": files, "assistant": said}
 
 
 def run_situation(fn, s: dict, base: Path, who: str, time_limit: float) -> list[dict]:
