@@ -45,6 +45,7 @@ GROUPS = {
     "kill_torn": "台帳の書き込みの途中（半分だけの .tmp）で落として --resume: レッスン版と同じ結果",
     "kill_recorded": "記録のあと地点Bの前に落として --resume: 台帳に本物の結果があり、再開は台帳ヒット",
     "fail": "ツールが失敗したとき: 台帳には何も記録しない",
+    "ledger_fails": "write_report のあと台帳の書き込みが失敗したとき: 本物の結果を tool_result で返した",
     "files": "古い effects.json.tmp が残っているとき、別のファイルシステムの作業フォルダ: レッスン版と同じ結果",
     "long_notes": "1,000 文字を超えるメモ: 台帳と tool_result に結果が切られずに入った",
     "two_blocks": "1つの応答に同じツールの tool_use が2つ（id は content の順に並んでいない）: content の順に実行して"
@@ -61,6 +62,9 @@ def label(s: dict) -> str:
         "kill_torn": f"{tool} の台帳の書き込みの途中（effects.json.tmp が半分）で落として --resume",
         "kill_recorded": f"{tool} の記録のあと、地点Bの前に落として --resume",
         "fail": f"{tool} が失敗する（ToolError）",
+        "ledger_fails": "write_report のあと台帳の書き込みが失敗する（ディスクがいっぱい）",
+        "write_then_read": "1つの応答に write_report → read_notes（書いてから読み返す、id は toolu_w2, toolu_r1 の順）",
+        "two_blocks_kill": "1つの応答に tool_use が2つ、2つ目が始まった瞬間に落とす",
         "stale_tmp": "前の実行の effects.json.tmp が残った作業フォルダで実行",
         "long_notes": "1,000 文字を超えるメモで実行",
         "two_blocks": "1つの応答に read_notes の tool_use が2つ（id は toolu_zz9, toolu_aa1 の順）",
@@ -75,7 +79,14 @@ def source_of(fn) -> tuple[str | None, str | None, str | None]:
     """(source, function name, problem): a notebook cell whole, a module function with what it refers to."""
     if isinstance(fn, str):
         return fn, None, None
-    code = getattr(fn, "__code__", None)
+    call = vars(type(fn)).get("__call__")
+    code = getattr(fn, "__code__", None) or getattr(call, "__code__", None)
+    if not hasattr(fn, "__code__") and code is not None and not os.path.exists(code.co_filename):
+        return (
+            "".join(linecache.getlines(code.co_filename)) or None,
+            None,
+            None,
+        )  # an object with __call__ in a cell
     if code is None:
         return None, None, "run_tool_uses を def で書いた関数にしてください（いまは関数のソースを読めません）"
     cell = linecache.getlines(code.co_filename)
@@ -320,6 +331,11 @@ def results_problem(learner: list, lesson: list) -> str | None:
                 f"tool_result の tool_use_id が {ids} の順でした（応答の tool_use は {want} の順）。{PAIRING}"
             )
         for a, b in zip(mine, theirs):
+            if a.get("is_error") and not b.get("is_error"):
+                return (
+                    f"{a.get('tool_use_id')} のツールは実際に実行されたのに、tool_result を is_error で返しました。"
+                    f"モデルは失敗と受け取り、新しい呼び出しで副作用を繰り返します。{ORDER}"
+                )
             if not b.get("is_error") and (
                 a.get("is_error") or comparable(text_of(a.get("content"))) != comparable(b.get("content"))
             ):
@@ -398,6 +414,12 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                     f"失敗した {s['fail']} を台帳に記録しています（{ledger_text(mine['ledger'])}）。{ORDER}",
                     notes,
                 )
+            break
+        if kind == "ledger_fails" and error and error["type"] in ("OSError", "HarnessError"):
+            notes.append(
+                "💡 台帳の書き込みが失敗したとき、例外が run_tool_uses の外まで出てタスクが止まりました。完了基準の外ですが、"
+                "副作用はもう起きているので、レッスンのように本物の結果を返してアラートを上げると、再開で重複しません"
+            )
             break
         if error and not theirs.get("error"):
             if error["type"] == "APIError":

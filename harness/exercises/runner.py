@@ -11,8 +11,11 @@ tool_results each call returned, the error, the reconcile branch, the closing li
 
 from __future__ import annotations
 
+import errno
 import json
+import math
 import os
+import resource
 import signal
 import sys
 import threading
@@ -23,6 +26,7 @@ from pathlib import Path
 import harness
 
 from .. import ledger as ledger_module
+from .. import tools as tools_module
 from ..files import dump_json
 from ..loop import run_agent
 from ..loop import run_tool_uses as lesson_run_tool_uses
@@ -35,8 +39,11 @@ from .jail import OUTPUT_LIMIT, become_subreaper, end_leftovers, kill_group
 
 # What the exercise notebook's first cell gives the answer cell (a test keeps the two the same).
 PRELUDE = """\
+import errno
 import json
+import math
 import os
+import resource
 import sys
 
 from harness import READ_ONLY, TOOL_IMPLS, HarnessError, ToolError, execute_tool
@@ -54,6 +61,16 @@ TWO_BLOCKS = [
     {"type": "tool_use", "id": "toolu_zz9", "name": "read_notes", "input": {"path": NOTES_FILE}},
     {"type": "tool_use", "id": "toolu_aa1", "name": "read_notes", "input": {"path": OTHER_NOTES}},
 ]
+# One turn that writes the report and then reads it back: run in another order, the read fails.
+WRITE_THEN_READ = [
+    {
+        "type": "tool_use",
+        "id": "toolu_w2",
+        "name": "write_report",
+        "input": {"path": "draft.txt", "content": "下書き"},
+    },
+    {"type": "tool_use", "id": "toolu_r1", "name": "read_notes", "input": {"path": "draft.txt"}},
+]
 KILL_MARK = ".check-killed"
 HOLD_S = 0.3
 
@@ -66,9 +83,13 @@ def situations(other_fs: str | None) -> list[dict]:
             table.append({"key": f"{kind}:{tool}", "group": kind, "kill": kind, "tool": tool})
     for _, tool, _ in TASK_CALLS:
         table.append({"key": f"fail:{tool}", "group": "fail", "fail": tool})
+    table.append({"key": "ledger_fails:write_report", "group": "ledger_fails", "ledger_fails": "toolu_03"})
     table.append({"key": "stale_tmp", "group": "files", "stale_tmp": True})
     table.append({"key": "long_notes", "group": "long_notes", "notes": LONG_NOTES})
     table.append({"key": "two_blocks", "group": "two_blocks", "direct": True})
+    table.append(
+        {"key": "write_then_read", "group": "two_blocks", "direct": True, "content": WRITE_THEN_READ}
+    )
     table.append(
         {
             "key": "two_blocks_kill",
@@ -91,10 +112,14 @@ class Watch:
         self.inside = False
         self.saves = 0
         self.results: list = []
+        self.blocks: list = []
+        self.run = None
 
 
 WATCH: list[Watch | None] = [None]
 ORIGINAL_SAVE = ledger_module.save_effect
+ORIGINAL_EXECUTE = tools_module.execute_tool
+IN_EXECUTE: list[bool] = [False]
 TOOL_ID = {tool: tid for _, tool, tid in TASK_CALLS}
 
 
@@ -114,6 +139,8 @@ def watched_save_effect(path, tool_use_id, entry):
     if watch.inside:
         watch.saves += 1
     s = watch.situation
+    if s.get("ledger_fails") == tool_use_id:
+        raise OSError(errno.ENOSPC, "No space left on device（チェックが起こした失敗）", str(path))
     aimed = s.get("tool") and tool_use_id == TOOL_ID.get(s["tool"])
     if aimed and s.get("kill") == "kill_torn":
         effects = ledger_module.load_effects(Path(path))
@@ -126,16 +153,46 @@ def watched_save_effect(path, tool_use_id, entry):
         die(Path(path).parent)
 
 
-def patch_save_effect() -> None:
+def routed(run, name, impl):
+    """A tool reached without execute_tool (run.tool_impls[name](run.workdir, input), the lesson's
+    toolImpls[block.name](block.input)) still runs as execute_tool runs it, so it is logged and can be killed."""
+
+    def tool(workdir, input):
+        watch = WATCH[0]
+        if IN_EXECUTE[0] or watch is None:
+            return impl(workdir, input)
+        block = next((b for b in watch.blocks if b.get("name") == name and b.get("input") is input), None)
+        block = block or next(
+            (b for b in watch.blocks if b.get("name") == name and b.get("input") == input), None
+        )
+        return ORIGINAL_EXECUTE(run, block) if block else impl(workdir, input)
+
+    return tool
+
+
+class Tools(dict):
+    """harness.TOOL_IMPLS as the answer cell sees it: the running scenario's tools, routed."""
+
+    def __getitem__(self, name):
+        watch = WATCH[0]
+        if watch is not None and watch.run is not None and name in watch.run.tool_impls:
+            return watch.run.tool_impls[name]
+        return super().__getitem__(name)
+
+
+def patch_harness() -> None:
+    """save_effect watched wherever it is bound; harness.TOOL_IMPLS routed."""
     for module in list(sys.modules.values()):
         if getattr(module, "save_effect", None) is ORIGINAL_SAVE:
             module.save_effect = watched_save_effect
+    harness.TOOL_IMPLS = Tools(tools_module.TOOL_IMPLS)
 
 
 def observed(fn):
     def run_tool_uses(run, content):
         watch = WATCH[0]
         watch.inside = True
+        watch.blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
         try:
             results = fn(run, content)
         finally:
@@ -193,12 +250,15 @@ def step(fn, s: dict, workdir: Path, resume: bool) -> dict:
         if event.kind == "reconcile":
             facts["branches"].append(event.data.get("branch"))
         if event.kind == "tool_start":
+            IN_EXECUTE[0] = True  # execute_tool is running this tool: its impl is the real one
             inflight.append(event.data.get("id"))
             facts["overlap"] = facts.get("overlap") or len(inflight) > 1
             if threading.current_thread() is not threading.main_thread():
                 time.sleep(HOLD_S)  # a tool started from a thread waits, so tools run side by side show it
-        elif event.kind in ("tool_ran", "tool_error") and event.data.get("id") in inflight:
-            inflight.remove(event.data.get("id"))
+        elif event.kind in ("tool_ran", "tool_error"):
+            IN_EXECUTE[0] = False
+            if event.data.get("id") in inflight:
+                inflight.remove(event.data.get("id"))
         if s.get("kill_id") and event.kind == "tool_start" and event.data.get("id") == s["kill_id"]:
             die(workdir)
         if resume or event.data.get("name") != s.get("tool"):
@@ -214,10 +274,13 @@ def step(fn, s: dict, workdir: Path, resume: bool) -> dict:
             raise ToolError(FAIL_TEXT)
 
         run.tool_impls[tool] = failing
+    for name, impl in list(run.tool_impls.items()):
+        run.tool_impls[name] = routed(run, name, impl)
+    watch.run = run
     try:
         if s.get("direct"):
             start_fresh(run)
-            content = json.loads(json.dumps(TWO_BLOCKS))
+            content = json.loads(json.dumps(s.get("content") or TWO_BLOCKS))
             observed(fn)(run, content)
             facts["content_after"] = plain(content)
         else:
@@ -242,6 +305,9 @@ def run_child(fn, s: dict, workdir: Path, resume: bool, out: Path, time_limit: f
         code = 0
         try:
             os.setpgid(0, 0)
+            # the limit is on CPU time, so a busy machine never makes a right answer look endless
+            cpu = math.ceil(time_limit)
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             os.dup2(fd, 1)
             os.dup2(fd, 2)
@@ -252,7 +318,7 @@ def run_child(fn, s: dict, workdir: Path, resume: bool, out: Path, time_limit: f
             code = 70
         finally:
             os._exit(code)
-    deadline = time.monotonic() + time_limit
+    deadline = time.monotonic() + time_limit * 6 + 10  # a function that sleeps forever uses no CPU
     status = None
     while status is None:
         done, st = os.waitpid(pid, os.WNOHANG)
@@ -274,10 +340,12 @@ def run_child(fn, s: dict, workdir: Path, resume: bool, out: Path, time_limit: f
     if killed:
         (workdir / KILL_MARK).unlink()
     facts.update(disk(workdir))
-    facts["timed_out"] = status == "timeout"
+    facts["timed_out"] = status == "timeout" or (
+        status != "timeout" and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU
+    )
     facts["killed"] = killed
     facts["leftovers"] = leftovers
-    if status != "timeout" and not killed and not report.exists():
+    if not facts["timed_out"] and not killed and not report.exists():
         facts["died"] = (
             f"シグナル {os.WTERMSIG(status)}"
             if os.WIFSIGNALED(status)
@@ -356,7 +424,7 @@ def load(source: str, name: str | None):
         return namespace[name]
     defined = [v for k, v in namespace.items() if k not in before and callable(v) and hasattr(v, "__code__")]
     for preferred in ("run_tool_uses_fixed", "run_tool_uses"):
-        if callable(namespace.get(preferred)) and namespace[preferred] in defined:
+        if preferred not in before and callable(namespace.get(preferred)):
             return namespace[preferred]
     named = [f for f in defined if f.__name__.startswith("run_tool_uses")]
     return (named or defined or [None])[-1]
@@ -366,7 +434,7 @@ def main(spec_path: str, result_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
     become_subreaper()
     os.fsync = lambda fd: None  # nothing here has to survive a power cut
-    patch_save_effect()
+    patch_harness()
     result: dict = {}
     try:
         fn = load(spec["source"], spec.get("name"))
