@@ -190,6 +190,7 @@ def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
                      "台帳、READ_ONLY の順に調べる（レッスン「reconcile」の3分岐）"),
                 ),
             }  # fmt: skip
+            questions["pendingToolUse"][0].phrases = pending_phrases(t)
             for q, (question, hint) in questions.items():
                 given = cell.get(q, MISSING)
                 if q == "pendingToolUse":
@@ -248,6 +249,19 @@ def pending_aliases(tool: str) -> dict:
     for name, (_, tool_use_id) in LOOK_TOOLS.items():
         aliases[name] = aliases[tool_use_id] = PENDING_CALL if name == tool else OTHER_CALL
     return aliases
+
+
+def pending_phrases(tool: str) -> dict:
+    """pendingToolUse described in words: this turn's call (its tool or id, or the notebook's word), another turn's
+    call, or nothing pending."""
+    phrases: dict = {
+        PENDING_CALL: [PENDING_CALL, "pending call", "呼び出しが残"],
+        OTHER_CALL: [],
+        NULL: ["null", "none", "なし", "空", "残っていない", "残らない", "消え"],
+    }
+    for name, (_, tool_use_id) in LOOK_TOOLS.items():
+        phrases[PENDING_CALL if name == tool else OTHER_CALL] += [name, tool_use_id]
+    return phrases
 
 
 def _pending_as_word(verdict: Verdict, given: object, what: str) -> object:

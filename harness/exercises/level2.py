@@ -21,6 +21,7 @@ from .answers import (
     branch_question,
     from_notebook,
     key,
+    read_null,
     show,
     take_sheet,
     unwrap,
@@ -114,7 +115,11 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
             f"（recorded_result: 台帳のレコード全体 {show(result, 60)} で答えたので、その result で採点しました）"
         )
         result = result["result"]
-    if isinstance(result, str) and ("プレースホルダ" in result or "placeholder" in key(result)):
+    if (
+        isinstance(result, str)
+        and read_null(result) is not None
+        and ("プレースホルダ" in result or "placeholder" in key(result))
+    ):
         verdict.fail(
             f"そのとき台帳に書かれる result: あなたの答え={result!r} — その通りプレースホルダですが、ここでは "
             "Python の値で答えてください（run_tool_uses_prod が result に入れている値）"

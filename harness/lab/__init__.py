@@ -182,6 +182,9 @@ _DENY = re.compile(
 _AFFIRM = re.compile(
     r"^はい|^yes\b|^true$|^○$|^◯$|^ok$|ある|あり|同じ|同一|残っている|残ってる|残る|される|された|付く|つく"
 )
+_UNSURE = re.compile(
+    r"わから|分から|知らな|不明|どちらとも|どっちとも|かもしれ|unknown|not sure|don'?t know|\?$|？$"
+)
 _CLAUSES = re.compile(r"[？?、,…/・]|かも|\bor\b|または|それとも")
 _NEGATED_NUMBER = re.compile(r"ではな|じゃな|\bnot\b")
 _PARENS = re.compile(r"[（(][^（）()]*[）)]")
@@ -202,7 +205,7 @@ _WORDS = {
 }
 
 
-def _plain(value: str) -> str:
+def plain_answer(value: str) -> str:
     """The answer without quotes, reasons in parentheses, and sentence endings; full-width folded, case folded."""
     text = unicodedata.normalize("NFKC", value).strip().strip("\"'「」『』").strip().casefold()
     inner = _PARENS.sub("", text).strip()
@@ -233,11 +236,13 @@ def _as_number(text: str) -> int | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _as_bool(text: str) -> bool | None:
+def as_bool(text: str) -> bool | None:
     """Yes or no, from the words for them or a sentence that denies; None when it says neither, or both ways in
     two clauses ("ある…かも、ない？")."""
     if text in _WORDS and isinstance(_WORDS[text], bool):
         return _WORDS[text]
+    if _UNSURE.search(text):
+        return None
     said = set()
     for clause in _CLAUSES.split(text):
         clause = clause.strip()
@@ -260,7 +265,7 @@ def _norm(value: object) -> object:
     "null"/"None"/"なし" as None; a pasted [reconcile] log line as its branch's words; "n^2" as 2乗.
     Numbers and booleans stay apart."""
     if isinstance(value, str):
-        text = _plain(value)
+        text = plain_answer(value)
         if text in _WORDS:
             return _WORDS[text]
         whole = re.sub(r"\s+", "", unicodedata.normalize("NFKC", value).strip("\"'「」").casefold())
@@ -274,16 +279,16 @@ def _norm(value: object) -> object:
     return value
 
 
-def _identifiers(text: str) -> set[str]:
+def identifiers(text: str) -> set[str]:
     """The code names in a prediction (write_report, unknown), not call ids (toolu_03) or noise."""
     return {w for w in re.findall(r"[a-z_][a-z0-9_]{2,}", text) if not w.startswith("toolu_")}
 
 
 def _same(prediction: object, actual: object) -> bool:
     if isinstance(prediction, str) and not isinstance(actual, str):
-        text = _plain(prediction)
+        text = plain_answer(prediction)
         if isinstance(actual, bool):
-            return _as_bool(text) is actual
+            return as_bool(text) is actual
         if isinstance(actual, int):
             return _as_number(text) == actual
         if actual is None:
@@ -295,7 +300,7 @@ def _same(prediction: object, actual: object) -> bool:
     if isinstance(a, str) and isinstance(b, str):
         if _stem(a) == _stem(b) and len(_stem(b)) >= 2:
             return True
-        names = _identifiers(_plain(prediction))
+        names = identifiers(plain_answer(prediction))
         return bool(names) and names == {b} and b.isascii()  # "write_report()", "write_report ツール"
     return False
 
@@ -362,7 +367,7 @@ BRANCH_WORDS = {
         b: tuple(dict.fromkeys(_SHORT_WORDS[b] + _line_words(b, _ALL_LINES)))
         for b in texts.IDEMPOTENT_RECONCILE_LINES
     },
-    "なし": ("reconcile なし", "補完なし"),
+    "なし": ("reconcile なし", "補完なし", "宙ぶらりんな呼び出しなし", "そのまま続行"),
 }
 
 
