@@ -57,3 +57,33 @@ def test_fix_is_judged_as_the_lesson_demands(row):
 
     verdict = check_level2_fix(row["answer"])
     assert ("accept" if verdict.passed else "reject") == row["label"], row["reason"] + "\n" + verdict.report()
+
+
+@pytest.mark.parametrize("row", rows("level1") + rows("diagnosis"))
+def test_answer_sheet_is_judged_as_the_lesson_demands(row):
+    from harness.exercises import HIT, IS_ERROR, NO_RECONCILE, NULL, PENDING_CALL, RERUN
+    from harness.exercises.level1 import check_level1
+    from harness.exercises.level2 import check_level2_diagnosis
+
+    cell = {"HIT": HIT, "IS_ERROR": IS_ERROR, "NO_RECONCILE": NO_RECONCILE, "NULL": NULL, "PENDING_CALL": PENDING_CALL,
+            "RERUN": RERUN, "true": True, "false": False, "null": None}  # fmt: skip
+    try:
+        exec(row["answer"], cell)  # noqa: S102 (the corpus' own text, as the notebook cell runs it)
+    except (SyntaxError, NameError):
+        assert row["label"] == "reject", row["reason"]
+        return
+    if row["part"] == "level1":
+        verdict = check_level1(cell.get("answers", ...), cell.get("meaning"))
+    else:
+        verdict = check_level2_diagnosis(cell.get("diagnosis", ...))
+    assert ("accept" if verdict.passed else "reject") == row["label"], row["reason"] + "\n" + verdict.report()
+
+
+@pytest.mark.parametrize("row", rows("repro"))
+def test_repro_script_is_judged_as_the_lesson_demands(row, tmp_path):
+    from harness.exercises.level2 import check_level2_repro
+
+    script = tmp_path / "level2_repro.py"
+    script.write_text(row["answer"], encoding="utf-8")
+    verdict = check_level2_repro(script)
+    assert ("accept" if verdict.passed else "reject") == row["label"], row["reason"] + "\n" + verdict.report()

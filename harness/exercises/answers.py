@@ -155,7 +155,7 @@ class Question:
             return None
         choice, rest = letters[found.group(1)], found.group(2)
         second = re.match(
-            r"^(?:[,、/・&+]|と|か|または|や|もしくは|or\b|and\b)?\s*([a-z])(?![a-z0-9_])", rest
+            r"^(?:[,、/・&+.:：]|と|か|または|や|もしくは|or\b|and\b)?\s*([a-z])(?![a-z0-9_])", rest
         )
         if second and second.group(1) in letters and letters[second.group(1)] != choice:
             both = " と ".join(self.words.get(v, repr(v)) for v in (choice, letters[second.group(1)]))

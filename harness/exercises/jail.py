@@ -140,7 +140,17 @@ def run_jailed(
         out, err, result = Path(tmp) / "out", Path(tmp) / "err", Path(tmp) / "result.json"
         with open(out, "wb") as o, open(err, "wb") as e:
             wrapper = subprocess.Popen(
-                [sys.executable, "-m", "harness.exercises.jail", str(timeout), str(result), "--", *argv],
+                [
+                    sys.executable,
+                    "-W",
+                    "ignore::RuntimeWarning",
+                    "-m",
+                    "harness.exercises.jail",
+                    str(timeout),
+                    str(result),
+                    "--",
+                    *argv,
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=o,
                 stderr=e,

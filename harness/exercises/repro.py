@@ -97,6 +97,20 @@ def script_error(proc) -> str | None:
     return f"{where}{lines[-1][:200]}{hint}"
 
 
+def died_in_point(proc) -> bool:
+    """The script ended with an exception raised inside its crash point (the template's point()): a crash there."""
+    lines = proc.stderr.strip().splitlines()
+    if proc.returncode in (0, 137, -9) or not lines or "Traceback" not in proc.stderr:
+        return False
+    frames = [re.match(r'\s*File "([^"]+)", line \d+, in (\w+)', line) for line in lines]
+    mine = [
+        f
+        for f in frames
+        if f and Path(f.group(1)).suffix == ".py" and "harness" not in Path(f.group(1)).parts
+    ]
+    return bool(mine) and mine[-1].group(2) == "point"
+
+
 def elsewhere(folder: Path, work: str) -> list[str]:
     """Where the script wrote harness files other than its work folder (its own folder, a name it chose)."""
     found = [name for name in HARNESS_FILES if (folder / name).exists()]
@@ -226,6 +240,10 @@ def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -
         return f"{what}: {time_limit:g} 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました"
     if todo_left(proc):
         return "todo"
+    if died_in_point(proc):
+        proc.returncode = (
+            137  # any exception out of the crash point is the crash (完了基準: 制御されたクラッシュ地点)
+        )
     error = script_error(proc)
     if error and proc.returncode not in (0, 137, -9):
         return f"{what}: スクリプトがエラーで終わりました（終了コード {proc.returncode}、最後の行: {error}）"
