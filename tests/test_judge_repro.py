@@ -260,3 +260,41 @@ def test_exercise_notebooks_show_no_answer_before_the_learner_answers():
         )
         assert "✓" not in shown and "✗" not in shown and "正しくは" not in shown
         assert not re.search(r"pendingToolUse=\w+ \(toolu", shown)  # no look() output
+
+
+def test_a_script_that_exits_at_once_leaving_a_child_on_its_stdout_is_not_endless():
+    code = "import subprocess, sys\nsubprocess.Popen(['sleep', '600'])\nprint('done', flush=True)\n"
+    done = run_jailed([sys.executable, "-c", code], timeout=30)
+    assert not done.timed_out and done.returncode == 0 and done.stdout == "done\n"
+    assert done.leftovers == 1
+
+
+def test_a_double_forked_daemon_of_a_script_is_ended_and_counted(tmp_path):
+    pidfile = tmp_path / "daemon.pid"
+    code = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        f"        open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+        "        time.sleep(600)\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.5)\n"
+    )
+    done = run_jailed([sys.executable, "-c", code], timeout=30)
+    assert done.leftovers >= 1 and pidfile.exists()
+    assert ended(int(pidfile.read_text()))
+
+
+def ended(pid: int) -> bool:
+    """The process is gone (or a zombie waiting to be reaped), waiting for that state, not for a time."""
+    deadline = time.monotonic() + 60  # only a hung test waits this long
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
