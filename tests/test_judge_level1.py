@@ -113,8 +113,9 @@ LEVEL1_WRONG = [
     (("insight_1_2",), "A", ["① で", "なし、② で", "あり", "コードはそれを"]),
     (("insight_1_2",), "D", ["① と ② が同じに見えることが意味するのは: あなたの答え='D'"]),
     (("②", "write_report", "pendingToolUse"), "あり", ["'あり' は選択肢にありません", "PENDING_CALL", "NULL"]),
-    (("①", "read_notes", "ledger_entry"), "はい", ["'はい' は True / False ではありません"]),
-    (("②", "write_report", "reconcile"), "再利用", ["'再利用' は選択肢にありません", "HIT", "NO_RECONCILE"]),
+    # read as a person writes them (はい = True, 再利用 = the hit branch): wrong here, graded with the disk's hint
+    (("①", "read_notes", "ledger_entry"), "はい", ["あなたの答え='はい'", "ディスクでは"]),
+    (("②", "write_report", "reconcile"), "再利用", ["あなたの答え='再利用'", "ディスクでは"]),
     (("①", "write_report", "ledger_entry"), None, ["None ではなく True か False で答えてください"]),
 ]  # fmt: skip
 
@@ -296,7 +297,7 @@ DIAGNOSIS_WRONG = [
     ("branch_after_crash", NO_RECONCILE, "あなたの答え='reconcile なし'"),
     ("report_exists", True, "report.txt を書くのは write_report の実行だけ"),
     ("tool_ran", True, "「完了」というログと、本当に実行されたか"),
-    ("tool_ran", "yes", "'yes' は True / False ではありません"),
+    ("tool_ran", "yes", "あなたの答え='yes' — 見直す"),
 ]
 
 
@@ -311,7 +312,7 @@ def test_level2_wrong_diagnosis_fails_naming_the_mistake_without_the_answer(key,
 
 
 @pytest.mark.parametrize(
-    "given", ["save_effect, execute_tool", "saveEffect → toolImpls", "save_effect（execute_tool より前）"]
+    "given", ["save_effect, execute_tool", "saveEffect → toolImpls", "save_effect か execute_tool"]
 )
 def test_level2_diagnosis_naming_both_calls_is_refused(given):
     verdict = check_level2_diagnosis({**DIAGNOSIS, "first_call": given})
