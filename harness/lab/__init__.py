@@ -190,7 +190,7 @@ _NUMBER_WORDS = {
     "zero": 0, "none": 0, "ゼロ": 0, "ぜろ": 0, "one": 1, "once": 1, "いっかい": 1, "いちど": 1, "いち": 1,
     "two": 2, "twice": 2, "にかい": 2, "にど": 2, "three": 3, "さんかい": 3, "seven": 7, "ななかい": 7,
 }  # fmt: skip
-_COUNTER = r"(?:回|件|個|つ|行|ターン|度|times?|x)?"
+_COUNTER = r"(?:回|件|個|つ|行|ターン|度|times?|x)"
 _NEVER = re.compile(r"一度も|一回も|いちども|1度も|1回も|never")
 _DENY = re.compile(
     r"ない|無い|なし|無し|ません|(?<!は)ず$|ぬ$|いいえ|違う|異なる|^no\b|^false$|^x$|^×$|^✗$|\bnot\b|消え"
@@ -235,7 +235,7 @@ def _numbers(text: str) -> set[int]:
     if "=" in text:  # "6+1=7", "EXIT=1", "turns=1": the value is what follows the last "="
         text = text.rsplit("=", 1)[1]
     found = {int(d) for d in re.findall(r"\d+", text)}
-    found |= {_KANJI[k] for k in re.findall(rf"([〇零一二三四五六七八九十])(?={_COUNTER[3:-2]}|$)", text)}
+    found |= {_KANJI[k] for k in re.findall(rf"([〇零一二三四五六七八九十])(?=\s*{_COUNTER}|$)", text)}
     found |= {n for word, n in _NUMBER_WORDS.items() if len(word) > 3 and not word.isascii() and word in text}
     return found
 
