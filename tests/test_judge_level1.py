@@ -352,3 +352,23 @@ def test_level2_diagnosis_any_shape_is_a_clear_message(diagnosis, fragment):
 def test_level2_diagnosis_called_without_the_cell_is_unanswered():
     verdict = check_level2_diagnosis()
     assert len(verdict.missing) == 5 and not verdict.problems
+
+
+@pytest.mark.parametrize(
+    "given",
+    ["Bです", "答えは B", "選択肢B", "B — 区別がつかないから", "B（地点Aの保存だけでは区別できない）"],
+)
+def test_level1_an_insight_written_as_people_write_a_choice_passes(given):
+    verdict = check_level1({**LEVEL1, "insight_1_2": given})
+    assert verdict.passed, verdict.report()
+
+
+def test_level1_the_right_letter_with_another_choices_reason_is_refused():
+    reason = "B: " + INSIGHT_CHOICES["A"]
+    verdict = check_level1({**LEVEL1, "insight_1_2": reason})
+    assert not verdict.passed and "理由は別の選択肢のもの" in verdict.problems[0], verdict.report()
+
+
+def test_level1_moments_written_in_kanji_are_the_moments():
+    sheet = {{"①": "一", "②": "二", "③": "三"}.get(k, k): v for k, v in LEVEL1.items()}
+    assert check_level1(sheet).passed
