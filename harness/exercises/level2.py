@@ -133,7 +133,9 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
             "（レッスン「副作用台帳」）",
         )
     verdict.grade(
-        branch_question("台帳の書き込み後・ツール実行前に落ちて --resume したときの reconcile"),
+        branch_question(
+            "write_report のターンで台帳の書き込み後・ツール実行前に落ちて --resume したときの reconcile"
+        ),
         given.get("branch_after_crash", MISSING),
         BRANCH_WORDS[seen["branch"]],
         f"ディスクでは: 再開したとき、台帳に toolu_03 のレコードが{'あり' if recorded else 'なし'}、"
