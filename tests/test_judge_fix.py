@@ -126,3 +126,18 @@ def test_a_function_from_a_module_is_sent_with_what_it_uses():
 
     assert check_level2_fix(run_tool_uses).passed
     assert sys.modules  # the kernel itself is untouched: nothing ran here
+
+
+def test_an_answer_cell_that_never_finishes_is_stopped_and_named():
+    verdict = check_level2_fix("while True:\n    pass\n" + LESSON_MINIMAL, time_limit=1)
+    assert not verdict.passed and "答えのセルが 9 秒以内に終わりませんでした" in verdict.report()
+
+
+def test_an_answer_cell_that_calls_the_check_itself_is_judged_once():
+    cell = (
+        "from harness.exercises.level2 import check_level2_fix\n"
+        + LESSON_MINIMAL
+        + "\nprint(check_level2_fix())\n"
+    )
+    verdict = check_level2_fix(cell)
+    assert verdict.passed, verdict.report()
