@@ -32,7 +32,7 @@ from .answers import (  # noqa: F401  (the notebooks import the vocabulary from 
     show,
     unwrap,
 )
-from .sandbox import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S
+from .jail import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S
 
 __all__ = [
     "HIT",

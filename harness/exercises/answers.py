@@ -7,6 +7,8 @@ import inspect
 import re
 import unicodedata
 
+from ..lab import BRANCH_WORDS as LESSON_BRANCH_WORDS
+from ..lab import as_bool, plain_answer
 from ..texts import RECONCILE_LINES
 
 # What a learner may answer (the same words the notebooks offer).
@@ -112,12 +114,19 @@ class Question:
             return read_null(given), None
         text = "null" if given is None else given
         if isinstance(text, str):
+            text = LEAD.sub("", plain_answer(text)) or text
             word = "null" if key(text) in NULL_SPELLINGS else key(text)
             if word in self.aliases:
                 return self.aliases[word], None
             for alias, value in self.aliases.items():
                 if loose(alias) == loose(word):
                     return value, None
+            letter = self.letter(text)
+            if letter is not None:
+                return letter
+            phrased = self.phrased(text)
+            if phrased is not None:
+                return phrased, None
             if self.prefix:
                 named = self.named(text)
                 if len(named) > 1:
@@ -128,9 +137,45 @@ class Question:
                     )
                 for alias, value in sorted(self.aliases.items(), key=lambda a: -len(a[0])):
                     rest = loose(word)[len(loose(alias)) :]
-                    if loose(word).startswith(loose(alias)) and rest[:1] in ("(", "[", ":", ".", ")", ","):
+                    if loose(word).startswith(loose(alias)) and (
+                        not rest[:1].isascii() or rest[:1] in "([:.),—"
+                    ):
                         return value, None
         return None, f"{show(given)} は選択肢にありません（選べるのは {self.offer()}）"
+
+    def letter(self, text: str) -> tuple[object, str | None] | None:
+        """A one-letter choice written first ("B", "Bです", "B — 理由", "B: ..."): that choice, unless a second
+        letter follows it ("B, D"), or the reason after it is another choice's own text."""
+        letters = {k: v for k, v in self.aliases.items() if len(k) == 1 and k.isascii() and k.isalpha()}
+        if not letters:
+            return None
+        folded = unicodedata.normalize("NFKC", text).strip().casefold()
+        found = re.match(r"^([a-z])(?![a-z0-9_])\s*(.*)$", folded, re.DOTALL)
+        if not found or found.group(1) not in letters:
+            return None
+        choice, rest = letters[found.group(1)], found.group(2)
+        second = re.match(
+            r"^(?:[,、/・&+.:：]|と|か|または|や|もしくは|or\b|and\b)?\s*([a-z])(?![a-z0-9_])", rest
+        )
+        if second and second.group(1) in letters and letters[second.group(1)] != choice:
+            both = " と ".join(self.words.get(v, repr(v)) for v in (choice, letters[second.group(1)]))
+            return None, f"{show(text)} は {both} の2つを挙げています。1つだけ選んでください"
+        for alias, value in self.aliases.items():
+            head = re.split(r"[。.]", alias)[0]
+            if value != choice and len(head) >= 8 and loose(head) in loose(rest):
+                return (
+                    None,
+                    f"{show(text)} は {self.words.get(choice, choice)} を選んでいますが、理由は別の選択肢のものです",
+                )
+        return choice, None
+
+    def phrased(self, text: str) -> object:
+        """The answer in the lesson's or the notebook's words (self.phrases: value -> words), when it holds the words
+        of exactly one value."""
+        hits = {
+            v for v, words in getattr(self, "phrases", {}).items() for w in words if loose(w) in loose(text)
+        }
+        return hits.pop() if len(hits) == 1 else None
 
     def named(self, text: str) -> list:
         """The choices an answer read by prefix names anywhere in it ("B, D" names two, "save_effect → execute_tool"
@@ -153,11 +198,20 @@ class Question:
         )
 
 
+LEAD = re.compile(
+    r"^(?:答えは|こたえは|選択肢は?|正解は|answer(?:\s*is)?\s*:?|result\s*[:=])\s*", re.IGNORECASE
+)
+
+
 def read_bool(given: object) -> tuple[object, str | None]:
     if isinstance(given, bool):
         return given, None
     if isinstance(given, str) and key(given) in ("true", "false"):
         return key(given) == "true", None
+    if isinstance(given, str) and not re.fullmatch(r"\s*[01]\s*", unicodedata.normalize("NFKC", given)):
+        said = as_bool(plain_answer(given))
+        if said is not None:
+            return said, None
     if given is None or (isinstance(given, str) and key(given) in NULL_SPELLINGS):
         return None, f"{show(given)} ではなく True か False で答えてください"
     if isinstance(given, (int, float)) or (isinstance(given, str) and key(given) in ("0", "1")):
@@ -169,8 +223,11 @@ def read_bool(given: object) -> tuple[object, str | None]:
 
 
 def read_null(given: object) -> object:
-    """One vocabulary for null across the levels: None, "null", "None" (any width or case) all mean JSON null."""
+    """One vocabulary for null across the levels: None, "null", "None" (any width or case, with a reason in
+    parentheses or a "result:" in front) all mean JSON null."""
     if given is None or (isinstance(given, str) and key(given) in NULL_SPELLINGS):
+        return None
+    if isinstance(given, str) and key(LEAD.sub("", plain_answer(given))) in NULL_SPELLINGS:
         return None
     return given
 
@@ -193,13 +250,25 @@ def branch_question(what: str) -> Question:
         }
     )
     words = {HIT: "HIT", RERUN: "RERUN", IS_ERROR: "IS_ERROR", NO_RECONCILE: "NO_RECONCILE"}
-    return Question(what, "word", words, aliases)
+    question = Question(what, "word", words, aliases)
+    ours = {"hit": HIT, "rerun": RERUN, "unknown": IS_ERROR, "なし": NO_RECONCILE}
+    question.phrases = {ours[b]: LESSON_BRANCH_WORDS[b] for b in ours}
+    extra = {
+        NO_RECONCILE: ("no reconcile", "no_reconcile", "reconcile は none", "none を返す", "null を返す"),
+        RERUN: ("rerun",),
+        HIT: ("hit",),
+        IS_ERROR: ("unknown",),
+    }
+    for value, words in extra.items():
+        question.phrases[value] = (*question.phrases[value], *words)
+    return question
 
 
 def keys_problem(given: dict, valid: dict, where: str) -> tuple[dict, list[str]]:
     """given's values under the valid keys (matched loosely: "1" for "①", "pending_tool_use" for "pendingToolUse"),
     and a message for every key that is not one of them."""
     by_loose = {loose(k): k for k in valid}
+    by_loose.update({"一": "①", "二": "②", "三": "③"} if "①" in valid else {})
     found: dict = {}
     problems = []
     for k, v in given.items():

@@ -6,7 +6,6 @@ No learner code runs here: the checks crash the real harness at each moment and 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from ..lab import summary
@@ -29,7 +28,6 @@ from .answers import (
     take_sheet,
     unwrap,
 )
-from .sandbox import can_fork, run_steps
 
 TITLE = "レベル1"
 # The tools the answer sheet asks about (read-only and side-effecting), and every tool look() can show.
@@ -89,28 +87,8 @@ def observe(moment: str, tool: str) -> dict:
 
 
 def observe_all() -> dict:
-    """observe() for every moment and tool of the answer sheet. Where it can, in a forked child without fsync:
-    the same runs and files, without waiting for the disk (nothing here has to survive a power cut)."""
-    cases = [(m, t) for m in MOMENTS for t in TOOLS]
-    if can_fork():
-
-        def step() -> dict:
-            return {f"{m} {t}": observe(m, t) for m, t in cases}
-
-        def no_fsync() -> None:
-            os.fsync = lambda fd: None
-
-        with scratch_dir() as tmp:
-            outcomes = run_steps([("observe", step)], time_limit=60, cwd=Path(tmp), prepare=no_fsync)
-            try:
-                facts = next(outcomes).facts
-            finally:
-                outcomes.close()
-        if facts and "internal_error" not in facts:
-            return {
-                (m, t): {**facts[f"{m} {t}"], "files": tuple(facts[f"{m} {t}"]["files"])} for m, t in cases
-            }
-    return {(m, t): observe(m, t) for m, t in cases}
+    """observe() for every moment and tool of the answer sheet (the real harness only: no learner code runs)."""
+    return {(m, t): observe(m, t) for m in MOMENTS for t in TOOLS}
 
 
 def _moment(value: object) -> str | None:
@@ -212,6 +190,7 @@ def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
                      "台帳、READ_ONLY の順に調べる（レッスン「reconcile」の3分岐）"),
                 ),
             }  # fmt: skip
+            questions["pendingToolUse"][0].phrases = pending_phrases(t)
             for q, (question, hint) in questions.items():
                 given = cell.get(q, MISSING)
                 if q == "pendingToolUse":
@@ -270,6 +249,19 @@ def pending_aliases(tool: str) -> dict:
     for name, (_, tool_use_id) in LOOK_TOOLS.items():
         aliases[name] = aliases[tool_use_id] = PENDING_CALL if name == tool else OTHER_CALL
     return aliases
+
+
+def pending_phrases(tool: str) -> dict:
+    """pendingToolUse described in words: this turn's call (its tool or id, or the notebook's word), another turn's
+    call, or nothing pending."""
+    phrases: dict = {
+        PENDING_CALL: [PENDING_CALL, "pending call", "呼び出しが残"],
+        OTHER_CALL: [],
+        NULL: ["null", "none", "なし", "空", "残っていない", "残らない", "消え"],
+    }
+    for name, (_, tool_use_id) in LOOK_TOOLS.items():
+        phrases[PENDING_CALL if name == tool else OTHER_CALL] += [name, tool_use_id]
+    return phrases
 
 
 def _pending_as_word(verdict: Verdict, given: object, what: str) -> object:

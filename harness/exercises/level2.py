@@ -21,13 +21,14 @@ from .answers import (
     branch_question,
     from_notebook,
     key,
+    read_null,
     show,
     take_sheet,
     unwrap,
 )
 from .fixcheck import check_fix
+from .jail import SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S
 from .repro import check_repro, show_repro_runs
-from .sandbox import SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S
 
 DIAGNOSIS_TITLE = "レベル2 (a)(b) 診断"
 
@@ -114,7 +115,11 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
             f"（recorded_result: 台帳のレコード全体 {show(result, 60)} で答えたので、その result で採点しました）"
         )
         result = result["result"]
-    if isinstance(result, str) and ("プレースホルダ" in result or "placeholder" in key(result)):
+    if (
+        isinstance(result, str)
+        and read_null(result) is not None
+        and ("プレースホルダ" in result or "placeholder" in key(result))
+    ):
         verdict.fail(
             f"そのとき台帳に書かれる result: あなたの答え={result!r} — その通りプレースホルダですが、ここでは "
             "Python の値で答えてください（run_tool_uses_prod が result に入れている値）"
@@ -128,7 +133,9 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
             "（レッスン「副作用台帳」）",
         )
     verdict.grade(
-        branch_question("台帳の書き込み後・ツール実行前に落ちて --resume したときの reconcile"),
+        branch_question(
+            "write_report のターンで台帳の書き込み後・ツール実行前に落ちて --resume したときの reconcile"
+        ),
         given.get("branch_after_crash", MISSING),
         BRANCH_WORDS[seen["branch"]],
         f"ディスクでは: 再開したとき、台帳に toolu_03 のレコードが{'あり' if recorded else 'なし'}、"
@@ -155,7 +162,6 @@ def check_level2_fix(
     *,
     time_limit: float = TIME_LIMIT_S,
     show_answers: bool = False,
-    use_fork: bool | None = None,
 ) -> Verdict:
     """(c) the learner's fixed run_tool_uses, run through every path of the lesson's rule (fixcheck.py).
 
@@ -163,7 +169,7 @@ def check_level2_fix(
     after time_limit seconds. show_answers=True also shows the lesson's run_tool_uses after a ✗.
     """
     run_tool_uses = from_notebook(run_tool_uses, "run_tool_uses_fixed")
-    return check_fix(run_tool_uses, time_limit, show_answers, use_fork)
+    return check_fix(run_tool_uses, time_limit, show_answers)
 
 
 def check_level2_repro(

@@ -17,12 +17,12 @@ import sys
 from pathlib import Path
 
 from ..lab import read_text
-from ..lab.process import run_child, run_harness
+from ..lab.process import run_harness
 from ..texts import DONE_OK, DONE_UNKNOWN, RECONCILE_LINES
 from ..vocab import EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE
 from . import Verdict, internal_error, no_paths, scratch_dir
 from .answers import blank, show
-from .sandbox import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S
+from .jail import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, run_jailed
 
 TITLE = "レベル2 (d) 再現スクリプト"
 CALLS = ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
@@ -47,7 +47,7 @@ def run_script(script: Path, folder: Path, order: str, n: str | None, time_limit
     folder.mkdir(parents=True, exist_ok=True)
     copy = folder / script.name
     shutil.copyfile(script, copy)
-    return run_child(
+    return run_jailed(
         [sys.executable, copy.name, order, work],
         env={"REPRO_CRASH": n} if n else None,
         cwd=copy.parent,
@@ -95,6 +95,20 @@ def script_error(proc) -> str | None:
                 )
             break
     return f"{where}{lines[-1][:200]}{hint}"
+
+
+def died_in_point(proc) -> bool:
+    """The script ended with an exception raised inside its crash point (the template's point()): a crash there."""
+    lines = proc.stderr.strip().splitlines()
+    if proc.returncode in (0, 137, -9) or not lines or "Traceback" not in proc.stderr:
+        return False
+    frames = [re.match(r'\s*File "([^"]+)", line \d+, in (\w+)', line) for line in lines]
+    mine = [
+        f
+        for f in frames
+        if f and Path(f.group(1)).suffix == ".py" and "harness" not in Path(f.group(1)).parts
+    ]
+    return bool(mine) and mine[-1].group(2) == "point"
 
 
 def elsewhere(folder: Path, work: str) -> list[str]:
@@ -184,6 +198,13 @@ def _check(verdict: Verdict, script: Path, tmp: Path, time_limit: float) -> None
         proc = run_script(script, folder, order, n, time_limit, work_name(order, n))
         work = folder / work_name(order, n)
         folders[(order, n)] = work
+        if proc.leftovers:
+            note = (
+                f"（スクリプトが始めたプロセスが、スクリプトの終わったあとも {proc.leftovers} 個動いていたので、チェックが"
+                "終わらせました。後ろで動くプロセスを残さないでください）"
+            )
+            if note not in verdict.notes:
+                verdict.notes.append(note)
         problem = _judge_run(order, n, proc, work, time_limit)
         if problem == "todo":
             todos = list(dict.fromkeys([*todos_in(script), todo_left(proc)]))
@@ -219,6 +240,10 @@ def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -
         return f"{what}: {time_limit:g} 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました"
     if todo_left(proc):
         return "todo"
+    if died_in_point(proc):
+        proc.returncode = (
+            137  # any exception out of the crash point is the crash (完了基準: 制御されたクラッシュ地点)
+        )
     error = script_error(proc)
     if error and proc.returncode not in (0, 137, -9):
         return f"{what}: スクリプトがエラーで終わりました（終了コード {proc.returncode}、最後の行: {error}）"

@@ -174,9 +174,51 @@ class FileWatch:
         return on_event
 
 
-_UNITS = re.compile(r"^(-?\d+|[〇零一二三四五六七八九十])\s*(回|件|個|つ|行|ターン|bad request.*)?$")
-# counts as a learner may write them in kanji: 〇 (零) to 十
-_KANJI = {"零": 0, **{c: i for i, c in enumerate("〇一二三四五六七八九十")}}
+# JavaScript's literals, so a prediction typed as in the lesson (`false`, `null`) is read, not a NameError: every
+# notebook imports harness.lab in its first cell, which puts these three names in the notebook (never replacing a
+# name the learner already has).
+true, false, null = True, False, None
+
+
+def _offer_js_literals() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None:
+        for name, value in (("true", True), ("false", False), ("null", None)):
+            shell.user_ns.setdefault(name, value)
+
+
+_offer_js_literals()
+
+# What a prediction may say, read the way a person writes it. A number: digits (full-width too), kanji 〇〜十, kana
+# and English words, with a counter or a unit around it ("1回だけ", "HTTP 400", "EXIT=1", "6+1=7"). A yes/no: the
+# words for yes and no, or a sentence that denies ("付かない", "残ってない", "いいえ、付きません"). Anything in
+# parentheses is the learner's reason and is not read. An answer that names two values is never read as one.
+_KANJI = {"〇": 0, "零": 0, **{c: i for i, c in enumerate("一二三四五六七八九十", start=1)}}
+_NUMBER_WORDS = {
+    "zero": 0, "none": 0, "ゼロ": 0, "ぜろ": 0, "one": 1, "once": 1, "いっかい": 1, "いちど": 1, "いち": 1,
+    "two": 2, "twice": 2, "にかい": 2, "にど": 2, "three": 3, "さんかい": 3, "seven": 7, "ななかい": 7,
+}  # fmt: skip
+_COUNTER = r"(?:回|件|個|つ|行|ターン|度|times?|x)"
+_NEVER = re.compile(r"一度も|一回も|いちども|1度も|1回も|never")
+_DENY = re.compile(
+    r"ない|無い|なし|無し|ません|(?<!は)ず$|ぬ$|いいえ|違う|異なる|^no\b|^false$|^x$|^×$|^✗$|\bnot\b|消え"
+)
+_AFFIRM = re.compile(
+    r"^はい|^yes\b|^true$|^○$|^◯$|^ok$|ある|あり|同じ|同一|残っている|残ってる|残る|される|された|付く|つく"
+)
+_UNSURE = re.compile(
+    r"わから|分から|知らな|不明|どちらとも|どっちとも|かもしれ|unknown|not sure|don'?t know|\?$|？$"
+)
+_CLAUSES = re.compile(r"[？?、,…/・]|かも|\bor\b|または|それとも")
+_NEGATED_NUMBER = re.compile(r"ではな|じゃな|\bnot\b")
+_PARENS = re.compile(r"[（(][^（）()]*[）)]")
+_ENDINGS = re.compile(r"(?:です|でした|だ|する|します|になる|になります|ます|。|!|！)+$")
+_GROWTH = {"2乗": re.compile(r"^(?:o\()?n\^?2\)?$|^quadratic$|^2次関数$|^二次関数$"),
+           "比例": re.compile(r"^(?:o\()?n\)?$|^linear$|^線形に?$")}  # fmt: skip
 # a [reconcile] log line pasted whole: what follows the call's id and name is the branch in the lesson's words
 _LOG_PREFIX = re.compile(r"^(?:\[resume\])?\[reconcile\]|^reconcile\s*→")
 _CALL = re.compile(r"^\s*(?:tool_use_id=\S+\s*)?(?:name=\S+\s*)?")
@@ -191,18 +233,73 @@ _WORDS = {
 }
 
 
+def plain_answer(value: str) -> str:
+    """The answer without quotes, reasons in parentheses, and sentence endings; full-width folded, case folded."""
+    text = unicodedata.normalize("NFKC", value).strip().strip("\"'「」『』").strip().casefold()
+    inner = _PARENS.sub("", text).strip()
+    return _ENDINGS.sub("", inner or text).strip()
+
+
+def _numbers(text: str) -> set[int]:
+    """Every number the text names (None-free), read the ways a person writes one."""
+    if text in _NUMBER_WORDS:
+        return {_NUMBER_WORDS[text]}
+    if "=" in text:  # "6+1=7", "EXIT=1", "turns=1": the value is what follows the last "="
+        text = text.rsplit("=", 1)[1]
+    found = {int(d) for d in re.findall(r"\d+", text)}
+    found |= {_KANJI[k] for k in re.findall(rf"([〇零一二三四五六七八九十])(?=\s*{_COUNTER}|$)", text)}
+    found |= {n for word, n in _NUMBER_WORDS.items() if len(word) > 3 and not word.isascii() and word in text}
+    return found
+
+
+def _as_number(text: str) -> int | None:
+    """The one number a prediction names, or None (none, two different ones, or one it denies)."""
+    if _NEVER.search(text) and _DENY.search(text):
+        return 0
+    if _NEGATED_NUMBER.search(text):
+        return None
+    found = _numbers(text)
+    if not found and _DENY.search(text) and not _AFFIRM.search(text):
+        return 0  # "呼ばれない", "none": not once
+    return found.pop() if len(found) == 1 else None
+
+
+def as_bool(text: str) -> bool | None:
+    """Yes or no, from the words for them or a sentence that denies; None when it says neither, or both ways in
+    two clauses ("ある…かも、ない？")."""
+    if text in _WORDS and isinstance(_WORDS[text], bool):
+        return _WORDS[text]
+    if _UNSURE.search(text):
+        return None
+    said = set()
+    for clause in _CLAUSES.split(text):
+        clause = clause.strip()
+        if clause in _WORDS and isinstance(_WORDS[clause], bool):
+            said.add(_WORDS[clause])
+        elif _DENY.search(clause):
+            said.add(False)
+        elif _AFFIRM.search(clause):
+            said.add(True)
+    return said.pop() if len(said) == 1 else None
+
+
+def _stem(text: str) -> str:
+    """A word without its inflection, so 消える and 消えている, 保存される and 保存された meet."""
+    return re.sub(r"(?:ている|ていた|てる|ます|ました|た|る)$", "", text)
+
+
 def _norm(value: object) -> object:
-    """A prediction as compared: strings without spaces and case, "," as "、"; "2回", "二回" and "400 Bad Request" as
-    numbers; "True"/"はい" as True, "null"/"None"/"なし" as None; a pasted [reconcile] log line as its branch's words.
+    """A prediction as compared: strings without spaces and case, "," as "、"; "True"/"はい" as True,
+    "null"/"None"/"なし" as None; a pasted [reconcile] log line as its branch's words; "n^2" as 2乗.
     Numbers and booleans stay apart."""
     if isinstance(value, str):
-        text = unicodedata.normalize("NFKC", value).strip().strip("\"'「」").strip().casefold()
+        text = plain_answer(value)
         if text in _WORDS:
             return _WORDS[text]
-        number = _UNITS.match(text)
-        if number:
-            digits = number.group(1)
-            return _KANJI[digits] if digits in _KANJI else int(digits)
+        whole = re.sub(r"\s+", "", unicodedata.normalize("NFKC", value).strip("\"'「」").casefold())
+        for word, pattern in _GROWTH.items():
+            if pattern.match(whole) or pattern.match(re.sub(r"\s+", "", text)):
+                return word
         pasted = _LOG_PREFIX.match(text)
         if pasted:
             text = _CALL.sub("", text[pasted.end() :], count=1)
@@ -210,10 +307,35 @@ def _norm(value: object) -> object:
     return value
 
 
+def identifiers(text: str) -> set[str]:
+    """The code names in a prediction (write_report, unknown), not call ids (toolu_03) or noise."""
+    return {w for w in re.findall(r"[a-z_][a-z0-9_]{2,}", text) if not w.startswith("toolu_")}
+
+
 def _same(prediction: object, actual: object) -> bool:
+    if isinstance(prediction, str) and not isinstance(actual, str):
+        text = plain_answer(prediction)
+        if isinstance(actual, bool):
+            return as_bool(text) is actual
+        if isinstance(actual, int):
+            return _as_number(text) == actual
+        if actual is None:
+            return _norm(prediction) is None
     a, b = _norm(prediction), _norm(actual)
     numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
-    return (numbers or type(a) is type(b)) and a == b
+    if (numbers or type(a) is type(b)) and a == b:
+        return True
+    if isinstance(a, str) and isinstance(b, str):
+        if _stem(a) == _stem(b) and len(_stem(b)) >= 2:
+            return True
+        names = identifiers(plain_answer(prediction))
+        return bool(names) and names == {b} and b.isascii()  # "write_report()", "write_report ツール"
+    return False
+
+
+def _read_as(prediction: object, actual: object, accept: tuple) -> bool:
+    """Whether the prediction says the actual value, or one of the notebook's own words for it."""
+    return _same(prediction, actual) or any(_same(prediction, other) for other in accept)
 
 
 def check_prediction(
@@ -229,7 +351,11 @@ def check_prediction(
         print(f"… {what}: 未記入です。予想を書いてから、もう一度このセルを実行してください。")
         print(f"   実際は {actual!r}{where}")
         return False
-    if _same(prediction, actual) or any(_same(prediction, other) for other in accept):
+    try:
+        right = _read_as(prediction, actual, tuple(accept))
+    except Exception:  # noqa: BLE001 (a judge never raises: an odd object is simply not the value)
+        right = False
+    if right:
         print(f"✓ {what}: 予想どおり {actual!r}{where}")
         return True
     print(f"✗ {what}: 予想は {prediction!r}、実際は {actual!r}{where}。なぜ違ったのかを考えてみてください。")
@@ -269,7 +395,7 @@ BRANCH_WORDS = {
         b: tuple(dict.fromkeys(_SHORT_WORDS[b] + _line_words(b, _ALL_LINES)))
         for b in texts.IDEMPOTENT_RECONCILE_LINES
     },
-    "なし": ("reconcile なし", "補完なし"),
+    "なし": ("reconcile なし", "補完なし", "宙ぶらりんな呼び出しなし", "そのまま続行"),
 }
 
 

@@ -1,0 +1,204 @@
+"""Every process a learner's code starts ends with the check, and the check says so when it had to end one.
+
+A check starts its child (a learner's script, or the fix runner) in a session of its own, with its output going to
+files, not pipes: a background child that keeps stdout open cannot make a finished script look endless. The child
+runs under a subreaper (Linux prctl PR_SET_CHILD_SUBREAPER), so even a daemon that double-forks into a session of
+its own comes back to it as an orphan; when the script is done, every descendant still alive is killed and
+counted. Elsewhere the session's process group is killed (a double-forked daemon could then escape).
+
+Run as `python -m harness.exercises.jail TIME_LIMIT RESULT_JSON -- ARGV...`, it is that subreaper.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# The limits the notebooks state (a test keeps the notebooks' text and these numbers the same).
+TIME_LIMIT_S = 5  # each run of a learner's function (one situation of the fix check)
+SCRIPT_TIME_LIMIT_S = 10  # each run of a learner's script as a process
+OUTPUT_LIMIT = 2000  # characters of a learner's output that a check shows; the rest is counted and dropped
+
+
+def become_subreaper() -> bool:
+    """Orphaned descendants of this process come back to it (Linux); False where that is not possible."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants(root: int) -> list[int]:
+    """Every living (not zombie) process below root, read from /proc."""
+    parent: dict[int, int] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1 and fields[0] not in ("Z", "X"):
+            parent[int(name)] = int(fields[1])
+    found: list[int] = []
+    frontier = [root]
+    while frontier:
+        p = frontier.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        found += kids
+        frontier += kids
+    return found
+
+
+def reap() -> None:
+    """Collect every finished child of this process (killed leftovers come back here as zombies)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def end_leftovers(root: int | None = None) -> int:
+    """SIGKILL every descendant of root (this process) until none is left; how many there were."""
+    root = os.getpid() if root is None else root
+    ended: set[int] = set()
+    for _ in range(100):
+        alive = descendants(root)
+        if not alive:
+            break
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        ended.update(alive)
+        if root == os.getpid():
+            time.sleep(0.01)
+            reap()
+    return len(ended)
+
+
+def kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+class Finished:
+    """One jailed run: return code (-9 when killed), its output as text (cut), and what had to be ended."""
+
+    def __init__(self, argv, returncode, stdout, stderr, timed_out, cut, output_bytes, leftovers) -> None:
+        self.args, self.returncode, self.stdout, self.stderr = argv, returncode, stdout, stderr
+        self.timed_out, self.cut, self.output_bytes, self.leftovers = timed_out, cut, output_bytes, leftovers
+
+
+def _read_cut(path: Path, max_chars: int | None) -> tuple[str, int]:
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            data = f.read(None if max_chars is None else max_chars * 4)
+    except OSError:
+        return "", 0
+    text = data.decode("utf-8", errors="replace")
+    return (text if max_chars is None else text[:max_chars]), size
+
+
+def run_jailed(
+    argv: list[str],
+    *,
+    env: dict | None = None,
+    cwd: Path | None = None,
+    timeout: float = SCRIPT_TIME_LIMIT_S,
+    max_chars: int | None = OUTPUT_LIMIT,
+) -> Finished:
+    """Run argv under the subreaper in a session of its own: stdin empty, output into files (kept up to max_chars a
+    stream), stopped at the time limit; nothing it started outlives the call (Finished.leftovers counts them)."""
+    from ..lab.process import child_env
+
+    with tempfile.TemporaryDirectory(prefix="harness-jail-") as tmp:
+        out, err, result = Path(tmp) / "out", Path(tmp) / "err", Path(tmp) / "result.json"
+        with open(out, "wb") as o, open(err, "wb") as e:
+            wrapper = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-W",
+                    "ignore::RuntimeWarning",
+                    "-m",
+                    "harness.exercises.jail",
+                    str(timeout),
+                    str(result),
+                    "--",
+                    *argv,
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=o,
+                stderr=e,
+                env=child_env(env),
+                cwd=cwd,
+                start_new_session=True,
+            )
+        try:
+            wrapper.wait(
+                timeout=timeout + 30
+            )  # the wrapper keeps the time limit; this only stops a stuck one
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            kill_group(wrapper.pid)  # the wrapper's own session: whatever is left in it
+            wrapper.wait()
+        try:
+            facts = json.loads(result.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            facts = {"returncode": wrapper.returncode, "timed_out": True, "leftovers": 0}
+        stdout, n_out = _read_cut(out, max_chars)
+        stderr, n_err = _read_cut(err, max_chars)
+    total = n_out + n_err
+    cut = max_chars is not None and (len(stdout.encode()) < n_out or len(stderr.encode()) < n_err)
+    return Finished(
+        argv, facts["returncode"], stdout, stderr, facts["timed_out"], cut, total, facts["leftovers"]
+    )
+
+
+def _main(args: list[str]) -> int:
+    """The subreaper: run ARGV, stop it at the time limit, end every leftover, write what happened as JSON."""
+    limit, result, argv = float(args[0]), Path(args[1]), args[3:]
+    become_subreaper()
+    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True)
+    timed_out = False
+    try:
+        returncode = child.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill_group(child.pid)
+        returncode = child.wait()
+    leftovers = end_leftovers()
+    result.write_text(
+        json.dumps({"returncode": returncode, "timed_out": timed_out, "leftovers": leftovers}),
+        encoding="utf-8",
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

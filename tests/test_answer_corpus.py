@@ -1,0 +1,89 @@
+"""Every labelled answer in tests/answer_corpus (the earlier tests' answers and strangers' answers, each with the
+verdict the lesson demands and why) read by the judges: a judge change that flips one fails here."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).parent / "answer_corpus"
+QUESTIONS = json.loads((CORPUS / "prediction_questions.json").read_text(encoding="utf-8"))
+
+
+def rows(part: str) -> list:
+    found = []
+    for path in sorted(CORPUS.glob("*.jsonl")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            row = json.loads(line)
+            if row["part"] == part:
+                marks = (
+                    [pytest.mark.xfail(reason=row["known_gap"], strict=True)] if row.get("known_gap") else []
+                )
+                found.append(pytest.param(row, id=f"{path.stem}:{n}", marks=marks))
+    return found
+
+
+def predicted(row: dict) -> str:
+    from harness.lab import BRANCH_WORDS, check_prediction, false, null, true
+
+    question = QUESTIONS[row["where"]]
+    accept = question.get("accept", ())
+    if accept == "BRANCH_WORDS":
+        accept = BRANCH_WORDS.get(question["actual"], ())
+    try:
+        given = eval(row["answer"], {"true": true, "false": false, "null": null})
+    except (SyntaxError, NameError):
+        return "reject"  # Python stops the cell before the judge sees it
+    with contextlib.redirect_stdout(io.StringIO()):
+        return (
+            "accept"
+            if check_prediction(given, question["actual"], question["what"], accept=tuple(accept))
+            else "reject"
+        )
+
+
+@pytest.mark.parametrize("row", rows("prediction"))
+def test_prediction_is_read_as_the_lesson_demands(row):
+    assert predicted(row) == row["label"], row["reason"]
+
+
+@pytest.mark.parametrize("row", rows("fix"))
+def test_fix_is_judged_as_the_lesson_demands(row):
+    from harness.exercises.level2 import check_level2_fix
+
+    verdict = check_level2_fix(row["answer"])
+    assert ("accept" if verdict.passed else "reject") == row["label"], row["reason"] + "\n" + verdict.report()
+
+
+@pytest.mark.parametrize("row", rows("level1") + rows("diagnosis"))
+def test_answer_sheet_is_judged_as_the_lesson_demands(row):
+    from harness.exercises import HIT, IS_ERROR, NO_RECONCILE, NULL, PENDING_CALL, RERUN
+    from harness.exercises.level1 import check_level1
+    from harness.exercises.level2 import check_level2_diagnosis
+
+    cell = {"HIT": HIT, "IS_ERROR": IS_ERROR, "NO_RECONCILE": NO_RECONCILE, "NULL": NULL, "PENDING_CALL": PENDING_CALL,
+            "RERUN": RERUN, "true": True, "false": False, "null": None}  # fmt: skip
+    try:
+        exec(row["answer"], cell)  # noqa: S102 (the corpus' own text, as the notebook cell runs it)
+    except (SyntaxError, NameError):
+        assert row["label"] == "reject", row["reason"]
+        return
+    if row["part"] == "level1":
+        verdict = check_level1(cell.get("answers", ...), cell.get("meaning"))
+    else:
+        verdict = check_level2_diagnosis(cell.get("diagnosis", ...))
+    assert ("accept" if verdict.passed else "reject") == row["label"], row["reason"] + "\n" + verdict.report()
+
+
+@pytest.mark.parametrize("row", rows("repro"))
+def test_repro_script_is_judged_as_the_lesson_demands(row, tmp_path):
+    from harness.exercises.level2 import check_level2_repro
+
+    script = tmp_path / "level2_repro.py"
+    script.write_text(row["answer"], encoding="utf-8")
+    verdict = check_level2_repro(script)
+    assert ("accept" if verdict.passed else "reject") == row["label"], row["reason"] + "\n" + verdict.report()

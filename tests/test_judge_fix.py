@@ -1,0 +1,143 @@
+"""The level-2 fix judge: graded by outcome beside the lesson's run_tool_uses, against 完了基準 only, in a fresh
+interpreter, and nothing the learner's code starts outlives the check."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from harness.exercises.level2 import check_level2_fix
+
+LESSON_MINIMAL = """
+def run_tool_uses_fixed(run, content):
+    tool_use_blocks = [b for b in content if b["type"] == "tool_use"]
+    results = []
+    for block in tool_use_blocks:
+        output = execute_tool(run, block)
+        save_effect(run.effects_path, block["id"], {"name": block["name"], "result": output, "at": run.clock()})
+        results.append({"type": "tool_result", "tool_use_id": block["id"], "content": output})
+    return results
+"""
+
+
+def variant(old: str, new: str) -> str:
+    assert old in LESSON_MINIMAL
+    return LESSON_MINIMAL.replace(old, new)
+
+
+def test_the_lessons_minimal_fix_passes_with_at_most_notes():
+    verdict = check_level2_fix(LESSON_MINIMAL)
+    assert verdict.passed, verdict.report()
+    assert any(n.startswith("💡") for n in verdict.notes)  # the uncaught ToolError is a note, not a ✗
+
+
+def test_the_production_order_fails_citing_the_criterion():
+    prod = variant(
+        """        output = execute_tool(run, block)
+        save_effect(run.effects_path, block["id"], {"name": block["name"], "result": output, "at": run.clock()})""",
+        """        save_effect(run.effects_path, block["id"], {"name": block["name"], "result": None, "at": run.clock()})
+        output = execute_tool(run, block)""",
+    )
+    verdict = check_level2_fix(prod)
+    assert not verdict.passed and "完了基準「正しい順序の提示」" in verdict.problems[0]
+
+
+def test_an_extra_key_in_tool_result_fails():
+    verdict = check_level2_fix(variant('"content": output}', '"content": output, "name": block["name"]}'))
+    assert not verdict.passed and "API にないキー" in verdict.report()
+
+
+def test_results_kept_by_tool_name_lose_the_second_call_of_the_same_tool():
+    verdict = check_level2_fix(
+        variant("    return results", '    return list({r["tool_use_id"][:6]: r for r in results}.values())')
+    )
+    assert not verdict.passed and "toolu_zz9" in verdict.report()
+
+
+def test_tools_run_in_id_order_fail():
+    verdict = check_level2_fix(variant('tool_use_blocks = [b for b in content if b["type"] == "tool_use"]',
+                                       'tool_use_blocks = sorted((b for b in content if b["type"] == "tool_use"), key=lambda b: b["id"])'))  # fmt: skip
+    assert not verdict.passed and "toolu_aa1" in verdict.report()
+
+
+def test_a_result_cut_to_200_characters_fails_on_long_notes():
+    verdict = check_level2_fix(variant('"result": output,', '"result": output[:200],'))
+    assert not verdict.passed and "1,000 文字を超えるメモ" in verdict.report()
+
+
+def test_writing_the_ledger_without_save_effect_is_told_so():
+    verdict = check_level2_fix(
+        variant(
+            'save_effect(run.effects_path, block["id"], {"name": block["name"], "result": output, "at": run.clock()})',
+            'effects = load_effects(run.effects_path); effects[block["id"]] = {"name": block["name"], "result": output, "at": run.clock()}; run.effects_path.write_text(json.dumps(effects, ensure_ascii=False))',
+        )
+    )
+    assert not verdict.passed and "save_effect を一度も呼んでいません" in verdict.report()
+
+
+def test_a_fix_wrong_only_after_a_first_run_is_judged_fresh():
+    # a module-level flag the kernel would have flipped: the check never inherits the kernel's state
+    src = "DONE = []\n" + variant("    return results", "    DONE.append(1)\n    return results")
+    assert check_level2_fix(src).passed
+
+
+def test_a_daemon_the_fix_double_forks_is_ended_and_named(tmp_path):
+    marker = tmp_path / "daemon-alive"
+    daemon = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        f"        open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+        "        time.sleep(600)\n"
+        "    os._exit(0)\n"
+    )
+    src = variant("    return results", textwrap_indent(daemon) + "    return results")
+    verdict = check_level2_fix(src)
+    assert not verdict.passed and "動き続けていたので、チェックが終わらせました" in verdict.report()
+    assert marker.exists()  # the daemon did start
+    pid = int(marker.read_text())
+    deadline = time.monotonic() + 60  # only a hung test waits this long
+    while os.path.exists(f"/proc/{pid}") and not zombie(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}") or zombie(pid)
+
+
+def zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return False
+
+
+def textwrap_indent(code: str) -> str:
+    return "".join("    " + line + "\n" for line in code.splitlines())
+
+
+def test_an_endless_loop_is_stopped_at_its_time_limit():
+    verdict = check_level2_fix(variant("    return results", "    while True:\n        pass"), time_limit=1)
+    assert not verdict.passed and "1 秒以内に終わりませんでした" in verdict.report()
+
+
+def test_a_function_from_a_module_is_sent_with_what_it_uses():
+    from harness.loop import run_tool_uses
+
+    assert check_level2_fix(run_tool_uses).passed
+    assert sys.modules  # the kernel itself is untouched: nothing ran here
+
+
+def test_an_answer_cell_that_never_finishes_is_stopped_and_named():
+    verdict = check_level2_fix("while True:\n    pass\n" + LESSON_MINIMAL, time_limit=1)
+    assert not verdict.passed and "答えのセルが 9 秒以内に終わりませんでした" in verdict.report()
+
+
+def test_an_answer_cell_that_calls_the_check_itself_is_judged_once():
+    cell = (
+        "from harness.exercises.level2 import check_level2_fix\n"
+        + LESSON_MINIMAL
+        + "\nprint(check_level2_fix())\n"
+    )
+    verdict = check_level2_fix(cell)
+    assert verdict.passed, verdict.report()

@@ -1,0 +1,311 @@
+"""The level-2 reproduction script: the exercise checks, both ways: right answers written in different ways pass; wrong answers a learner could
+plausibly give fail with the message that names the mistake; no answer shape makes a check raise; learner code
+that hangs, floods or deletes files is stopped, cut or kept away from the exercises folder."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.exercises.jail import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S, run_jailed
+from harness.exercises.level1 import INSIGHT_CHOICES
+from harness.exercises.level2 import (
+    check_level2_repro,
+    show_repro,
+)
+from harness.exercises.repro import STEPS
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION_SCRIPT = ROOT / "solutions" / "level2_repro.py"
+
+# ---------------------------------------------------------------------------------------------------------------
+# Level 2 (d): the reproduction script, run as real processes in a scratch copy.
+
+
+def repro_variant(tmp_path, *swaps) -> Path:
+    text = SOLUTION_SCRIPT.read_text(encoding="utf-8")
+    for old, new in swaps:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    script = tmp_path / "level2_repro.py"
+    script.write_text(text, encoding="utf-8")
+    return script
+
+
+COUNT = "        self.passes += 1\n        if self.passes == self.target:\n"
+WRONG_BODY = (
+    "            crash.point()\n            output = execute_tool(run, block)\n"
+    '            results.append({"type": "tool_result", "tool_use_id": block["id"], "content": output})\n'
+)
+FIXED_CRASH = (
+    "            crash.point()\n            output = execute_tool(run, block)\n            save_effect("
+)
+TARGET = 'int(os.environ.get("REPRO_CRASH", "0"))'
+
+
+@pytest.mark.parametrize(
+    "swaps",
+    [
+        [],
+        [(COUNT, "        self.passes += 1\n        if self.passes == self.target:\n            os._exit(137)\n")],
+        [
+            ("import os\n", "import os\nimport signal\n"),
+            (COUNT, ("        self.passes += 1\n        if self.passes == self.target:\n"
+                     "            os.kill(os.getpid(), signal.SIGKILL)\n")),
+        ],
+        [(TARGET, 'int(os.environ["REPRO_CRASH"]) if "REPRO_CRASH" in os.environ else None')],
+    ],
+    ids=["solution", "os-exit-137", "real-sigkill", "no-default"],
+)  # fmt: skip
+def test_level2_right_repro_written_differently_passes(tmp_path, swaps):
+    verdict = check_level2_repro(repro_variant(tmp_path, *swaps))
+    assert verdict.passed, verdict.report()
+
+
+REPRO_WRONG = [
+    ("crash-after-tool", [(WRONG_BODY, WRONG_BODY.replace("            crash.point()\n", "", 1).replace("            results", "            crash.point()\n            results")),
+                          (FIXED_CRASH, "            output = execute_tool(run, block)\n            crash.point()\n            save_effect(")],
+     "REPRO_CRASH=2 で wrong: クラッシュ地点が count_words の実行より後にあります"),
+    ("ignores-N", [(TARGET, "3")], "REPRO_CRASH=2 で wrong: REPRO_CRASH=2 なのに、落ちたのは 3 回目のツール呼び出し（write_report）の前でした"),
+    ("off-by-one", [(COUNT, "        self.passes += 1\n        if self.passes == self.target + 1:\n")], "REPRO_CRASH=2 なのに、落ちたのは 3 回目"),
+    ("counts-after", [(COUNT, "        if self.passes == self.target:\n            self.passes += 1\n"), ("            raise SimulatedCrash", "            raise SimulatedCrash")],
+     "REPRO_CRASH=2 で wrong: 疑似クラッシュせず、最後まで走りました（終了コード 0）"),
+    ("only-write-report", [(TARGET, '3 if os.environ.get("REPRO_CRASH") else 0')], "REPRO_CRASH=2 なのに、落ちたのは 3 回目のツール呼び出し（write_report）"),
+    ("orders-swapped", [('make_wrong(crash) if order == "wrong"', 'make_fixed(crash) if order == "wrong"')],
+     "REPRO_CRASH=2 で wrong: 誤った順序なのに、クラッシュ時の台帳に toolu_02 がありません"),
+    ("crash-before-the-record", [(WRONG_BODY, WRONG_BODY.replace("            crash.point()\n", "", 1)),
+                                 ("            save_effect(\n                run.effects_path, block[\"id\"], {\"name\": block[\"name\"], \"result\": None",
+                                  "            crash.point()\n            save_effect(\n                run.effects_path, block[\"id\"], {\"name\": block[\"name\"], \"result\": None")],
+     "誤った順序なのに、クラッシュ時の台帳に toolu_02 がありません"),
+    ("no-crash-point-in-wrong", [(WRONG_BODY, WRONG_BODY.replace("            crash.point()\n", "", 1))], "REPRO_CRASH=2 で wrong: 疑似クラッシュせず、最後まで走りました（終了コード 0）"),
+    ("crash-exits-0", [("        sys.exit(137)", "        sys.exit(0)")], "REPRO_CRASH=2 で wrong: 疑似クラッシュは起きました（[kill] の行があります）が、終了コードが 0 でした"),
+    ("fixed-records-first", [(FIXED_CRASH, "            save_effect(run.effects_path, block[\"id\"], {\"name\": block[\"name\"], \"result\": None, \"at\": 0})\n" + FIXED_CRASH)],
+     "REPRO_CRASH=2 で fixed: 修正した順序なのに、クラッシュ時の台帳に toolu_02 があります"),
+    ("placeholder-string", [('"result": None, "at": run.clock()', '"result": "実行中", "at": run.clock()')], "誤った順序の台帳の toolu_02 の result が '実行中' でした"),
+    ("crashes-without-N", [(TARGET, 'int(os.environ.get("REPRO_CRASH", "3"))')], "REPRO_CRASH なしで wrong: 最後まで走りませんでした（終了コード 137"),
+    ("ignores-workdir", [("Run(workdir)", 'Run("repro-work")')], "チェックは作業フォルダとして 'work-wrong-2' を渡しましたが、スクリプトは repro-work/ に書きました"),
+    ("hardcodes-work", [("order, workdir = sys.argv[1], sys.argv[2]", 'order, workdir = sys.argv[1], "work"')], "チェックは作業フォルダとして 'work-wrong-2' を渡しましたが、スクリプトは work/ に書きました"),
+    ("keyed-by-tool-name", [('                run.effects_path, block["id"], {"name": block["name"], "result": None',
+                             '                run.effects_path, block["name"], {"name": block["name"], "result": None')],
+     "REPRO_CRASH=2 で wrong: 台帳のキーがツール名 ['count_words', 'read_notes'] です。キーは tool_use_id です"),
+    ("ledger-beside-the-script", [('                run.effects_path, block["id"], {"name": block["name"], "result": None',
+                                   '                Path("effects.json"), block["id"], {"name": block["name"], "result": None'),
+                                  ("import sys\n", "import sys\nfrom pathlib import Path\n")],
+     "REPRO_CRASH=2 で wrong: effects.json を作業フォルダ（2つ目の引数）ではなく、スクリプトを実行したフォルダに書いています"),
+    ("key-error", [("    crash = Crash()\n", "    crash = Crash()\n    {}['x']\n")],
+     "REPRO_CRASH=2 で wrong: スクリプトがエラーで終わりました（終了コード 1、最後の行: level2_repro.py の 64 行目で KeyError: 'x'）"),
+    ("syntax-error", [("    crash = Crash()\n", "    crash = Crash(\n")], "REPRO_CRASH=2 で wrong: スクリプトがエラーで終わりました（終了コード 1、最後の行: level2_repro.py の 63 行目で SyntaxError: '(' was never closed"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, swaps, fragment", REPRO_WRONG, ids=[n for n, _, _ in REPRO_WRONG])
+def test_level2_wrong_repro_fails_naming_the_mistake(tmp_path, name, swaps, fragment):
+    verdict = check_level2_repro(repro_variant(tmp_path, *swaps))
+    assert not verdict.passed and len(verdict.problems) == 1, verdict.report()
+    assert fragment in verdict.problems[0], verdict.report()
+
+
+def test_level2_repro_skeleton_is_unanswered_naming_every_todo(tmp_path):
+    shutil.copy(ROOT / "exercises" / "level2_repro.py", tmp_path / "level2_repro.py")
+    verdict = check_level2_repro(tmp_path / "level2_repro.py")
+    assert verdict.missing and not verdict.problems
+    expected = "TODO 1: Crash.point、TODO 2: run_tool_uses_wrong、TODO 3: run_tool_uses_fixed がまだです"
+    assert expected in verdict.report()
+
+
+def test_level2_repro_given_the_notebook_says_it_wants_the_script(tmp_path):
+    notebook = tmp_path / "level2_reversed_ledger.ipynb"
+    notebook.write_text("{}", encoding="utf-8")
+    verdict = check_level2_repro(notebook)
+    expected = (
+        "✗ level2_reversed_ledger.ipynb は Python スクリプト（.py）ではありません。TODO を埋めた level2_repro.py を"
+        "渡してください"
+    )
+    assert verdict.problems == [expected]
+
+
+def test_show_repro_prints_the_kill_line_once_and_the_script_error(tmp_path, capsys, monkeypatch):
+    repro_variant(tmp_path, ("        sys.exit(137)", "        sys.exit(0)"))
+    monkeypatch.chdir(tmp_path)
+    show_repro("level2_repro.py")
+    out = capsys.readouterr().out
+    assert out.count("[kill] REPRO_CRASH=3 で疑似キル") == 2  # once for each order
+    repro_variant(tmp_path, ("    crash = Crash()\n", "    crash = Crash()\n    {}['x']\n"))
+    show_repro("level2_repro.py")
+    assert "level2_repro.py の 64 行目で KeyError: 'x'" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("given", [None, Ellipsis, 42, "missing.py", "."])
+def test_level2_repro_of_another_shape_is_a_clear_message(tmp_path, given):
+    verdict = check_level2_repro(given)
+    assert not verdict.passed and (verdict.missing or verdict.problems)
+
+
+def test_level2_repro_with_an_endless_loop_is_stopped_at_its_time_limit(tmp_path):
+    script = repro_variant(tmp_path, ("def main():\n", "def main():\n    while True:\n        pass\n"))
+    start = time.monotonic()
+    verdict = check_level2_repro(script, time_limit=1)
+    assert time.monotonic() - start < 5
+    assert verdict.problems == [
+        "✗ REPRO_CRASH=2 で wrong: 1 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました"
+    ]
+
+
+def test_level2_repro_printing_50_mb_is_cut(tmp_path, capsys, monkeypatch):
+    script = repro_variant(tmp_path, ("def main():\n", "def main():\n    print('x' * 50_000_000)\n"))
+    assert check_level2_repro(script).passed
+    monkeypatch.chdir(tmp_path)
+    show_repro("level2_repro.py")
+    out = capsys.readouterr().out
+    assert f"バイトあったので、最初の {OUTPUT_LIMIT:,} 文字だけ表示しました" in out
+    assert len(out) < 4 * OUTPUT_LIMIT + 4000
+
+
+def test_a_repro_script_deleting_its_folder_cannot_touch_the_exercises(tmp_path, monkeypatch):
+    exercises = tmp_path / "exercises"
+    exercises.mkdir()
+    (exercises / "level1_crash_moments.ipynb").write_text("{}", encoding="utf-8")
+    cleaner = "def main():\n    for name in os.listdir('.'):\n        if os.path.isfile(name):\n            os.remove(name)\n"
+    script = repro_variant(exercises, ("def main():\n", cleaner))
+    assert check_level2_repro(script).passed
+    monkeypatch.chdir(exercises)
+    show_repro("level2_repro.py")
+    assert sorted(p.name for p in exercises.iterdir()) == [
+        "_work",
+        "level1_crash_moments.ipynb",
+        "level2_repro.py",
+    ]
+
+
+def test_show_repro_resumes_both_folders_to_show_the_contrast(tmp_path, capsys, monkeypatch):
+    shutil.copy(SOLUTION_SCRIPT, tmp_path / "level2_repro.py")
+    monkeypatch.chdir(tmp_path)
+    show_repro("level2_repro.py")
+    out = capsys.readouterr().out
+    assert "$ cd _work/repro/wrong && REPRO_CRASH=3 python level2_repro.py wrong work" in out
+    assert "$ python -m harness --workdir _work/repro/wrong/work --resume" in out
+    assert "[done] report.txt にレポートを書き出しました。タスク完了。" in out
+    assert "（インシデントの再現）" in out
+    assert "$ python -m harness --workdir _work/repro/fixed/work --resume" in out
+    assert "[done] write_report の実行状態が不明です。report.txt を確認してください。" in out
+    assert "is_error で「不明」と正直に返しました" in out
+    assert str(tmp_path) not in out
+
+
+def test_show_repro_counts_a_real_sigkill_as_a_crash(tmp_path, capsys, monkeypatch):
+    repro_variant(
+        tmp_path,
+        ("import os\n", "import os\nimport signal\n"),
+        (COUNT, "        self.passes += 1\n        if self.passes == self.target:\n            os.kill(os.getpid(), signal.SIGKILL)\n"),
+    )  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    show_repro("level2_repro.py")
+    out = capsys.readouterr().out
+    assert out.count("EXIT=-9（SIGKILL で落ちました）") == 2 and "台帳ヒット" in out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The child-process recipe the repro check uses, and what the notebooks promise.
+
+
+def test_jail_kills_the_whole_group_at_its_time_limit(tmp_path):
+    marker = tmp_path / "grandchild-ran"
+    grandchild = f"import time; time.sleep(0.6); open({str(marker)!r}, 'w')"
+    code = (
+        f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {grandchild!r}])\n"
+        "print('started', flush=True)\nwhile True: pass\n"
+    )
+    done = run_jailed([sys.executable, "-c", code], timeout=0.5)
+    assert done.timed_out and done.returncode == -9 and done.stdout == "started\n"
+    time.sleep(1)
+    assert not marker.exists()
+
+
+def test_run_jailed_keeps_the_first_characters_and_counts_the_rest():
+    done = run_jailed([sys.executable, "-c", "print('あ' * 100_000)"], timeout=10, max_chars=50)
+    assert done.stdout == "あ" * 50 and done.cut and done.output_bytes == 300_001
+
+
+def test_notebooks_state_the_time_limits_the_checks_use():
+    level2 = (ROOT / "solutions" / "level2_reversed_ledger.md").read_text(encoding="utf-8")
+    assert f"**その1回ごとに {TIME_LIMIT_S} 秒で打ち切ります**" in level2
+    assert f"合わせて {len(STEPS)} 回走らせ、そのあと `--resume` を 2 回実行します。" in level2
+    assert (
+        f"**その1回ごとに {SCRIPT_TIME_LIMIT_S} 秒で打ち切ります**（チェック全体の制限ではありません）"
+        in level2
+    )
+    assert f"最初の {OUTPUT_LIMIT:,} 文字まで" in level2
+
+
+def test_level1_notebook_lists_the_insight_choices_the_check_grades():
+    text = (ROOT / "solutions" / "level1_crash_moments.md").read_text(encoding="utf-8")
+    for letter, choice in INSIGHT_CHOICES.items():
+        assert f"  - {letter}: {choice}" in text
+
+
+def test_exercise_notebooks_show_no_answer_before_the_learner_answers():
+    for name in ("level1_crash_moments.ipynb", "level2_reversed_ledger.ipynb"):
+        nb = json.loads((ROOT / "exercises" / name).read_text(encoding="utf-8"))
+        shown = "".join(
+            "".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]
+        )
+        assert "✓" not in shown and "✗" not in shown and "正しくは" not in shown
+        assert not re.search(r"pendingToolUse=\w+ \(toolu", shown)  # no look() output
+
+
+def test_a_script_that_exits_at_once_leaving_a_child_on_its_stdout_is_not_endless():
+    code = "import subprocess, sys\nsubprocess.Popen(['sleep', '600'])\nprint('done', flush=True)\n"
+    done = run_jailed([sys.executable, "-c", code], timeout=30)
+    assert not done.timed_out and done.returncode == 0 and done.stdout == "done\n"
+    assert done.leftovers == 1
+
+
+def test_a_double_forked_daemon_of_a_script_is_ended_and_counted(tmp_path):
+    pidfile = tmp_path / "daemon.pid"
+    code = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        f"        open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+        "        time.sleep(600)\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.5)\n"
+    )
+    done = run_jailed([sys.executable, "-c", code], timeout=30)
+    assert done.leftovers >= 1 and pidfile.exists()
+    assert ended(int(pidfile.read_text()))
+
+
+def ended(pid: int) -> bool:
+    """The process is gone (or a zombie waiting to be reaped), waiting for that state, not for a time."""
+    deadline = time.monotonic() + 60  # only a hung test waits this long
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize(
+    "swaps",
+    [
+        [("    except SimulatedCrash as err:", "    except KeyError as err:")],
+        [('raise SimulatedCrash(f"REPRO_CRASH={self.target}")', "raise RuntimeError('crash')")],
+    ],
+    ids=["crash-not-caught", "runtime-error-as-crash"],
+)
+def test_level2_repro_dying_at_its_crash_point_by_any_exception_passes(tmp_path, swaps):
+    # 完了基準 asks for a controlled crash point and what effects.json holds then, not for exit code 137
+    verdict = check_level2_repro(repro_variant(tmp_path, *swaps))
+    assert verdict.passed, verdict.report()

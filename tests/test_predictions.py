@@ -1,0 +1,68 @@
+"""How a prediction cell's answer is read (harness.lab.check_prediction): the ways people write a value are read as
+that value, numbers and booleans stay apart, an answer that says two things is never right, and JavaScript's
+literals can be typed as names."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.lab import check_prediction
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("given", [True, "true", "はい", "yes"])
+def test_a_boolean_is_never_a_count(given, capsys):
+    assert not check_prediction(given, 1, "回数")
+
+
+@pytest.mark.parametrize("given", [1, 0, "1", "0"])
+def test_a_count_is_never_a_boolean(given, capsys):
+    assert not check_prediction(given, True, "あるか") and not check_prediction(given, False, "あるか")
+
+
+@pytest.mark.parametrize("given", ["1か2", "1回か2回", "2回ではない", "1→2", "1 or 2"])
+def test_a_count_that_names_two_values_or_denies_one_is_not_right(given, capsys):
+    assert not check_prediction(given, 2, "回数") and not check_prediction(given, 1, "回数")
+
+
+@pytest.mark.parametrize(
+    "given", ["ある…かも、ない？", "わからない", "消える？残る？", "たぶんある、いやない"]
+)
+def test_a_yes_no_said_both_ways_or_not_at_all_is_not_right(given, capsys):
+    assert not check_prediction(given, False, "あるか") and not check_prediction(given, True, "あるか")
+
+
+@pytest.mark.parametrize(
+    "given, actual",
+    [("１回だけ", 1), ("ゼロ", 0), ("一度も呼ばれない", 0), ("HTTP 400", 400), ("EXIT=1", 1), ("6+1=7", 7),
+     ("twice", 2), ("いっかい", 1), ("二回（理由つき）", 2)],
+)  # fmt: skip
+def test_a_count_with_its_unit_or_in_words_is_read(given, actual, capsys):
+    assert check_prediction(given, actual, "回数") and not check_prediction(given, actual + 1, "回数")
+
+
+@pytest.mark.parametrize("given", ["write_report()", "write_report ツール", "write_report (toolu_03)"])
+def test_a_tool_named_with_call_syntax_or_a_noun_after_it_is_read(given, capsys):
+    assert check_prediction(given, "write_report", "ツール")
+    assert not check_prediction(given, "read_notes", "ツール")
+    assert not check_prediction("write_report か read_notes", "write_report", "ツール")
+
+
+def test_javascript_literals_are_offered_to_a_notebook_that_imports_harness_lab():
+    code = (
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "shell = start_ipython()\n"
+        "shell.run_cell('import harness.lab')\n"
+        "r = shell.run_cell('x = [false, null, true]')\n"
+        "assert r.success and shell.user_ns['x'] == [False, None, True], r\n"
+    )
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
