@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # textlint (textlint-rule-preset-ja-technical-writing, pinned in package-lock.json) over the Japanese prose: the
 # notebooks' MyST sources and the README's Japanese part (everything above "# Reference (English)").
-# Config: .textlintrc (every relaxed rule says why); files left out: .textlintignore.
+# Config: .textlintrc (every relaxed rule says why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x node_modules/.bin/textlint ]; then
@@ -13,6 +13,6 @@ if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); proce
   exit 1
 fi
 status=0
-node_modules/.bin/textlint src/notebooks/*.md src/solutions/*.md || status=1
+node_modules/.bin/textlint src/notebooks/*.md src/solutions/*.md browser/*.md || status=1
 sed '/^# Reference (English)/,$d' README.md | node_modules/.bin/textlint --stdin --stdin-filename README.md || status=1
 exit $status
