@@ -44,7 +44,7 @@ INSIGHT = "① と ② が同じに見えることが意味するのは"
 # The lesson's completion criterion, "the code cannot tell ① from ②", as a choice (the notebook lists them).
 INSIGHT_CHOICES = {
     "A": "② ではツールはまだ走っていない。だから再開でもう一度実行すればよい",
-    "B": "コードには ① と ② の区別がつかない。② では副作用がすでに起きている可能性があるので、"
+    "B": "コードには ① と ② の区別がつかない。② では副作用がすでに起きているかもしれないので、"
     "副作用のあるツールは推測せず is_error で正直に返すしかない",
     "C": "② では台帳ヒットになるので、記録された結果を再利用すればよい",
     "D": "① と ② では checkpoint.json が違うので、再開はどちらの瞬間かを見分けて別の分岐に入れる",
