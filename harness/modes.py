@@ -107,13 +107,21 @@ def refuse_another_mode(workdir, parallel: bool, idempotent: bool, engine: bool 
     )
 
 
-def continue_in_mode(run, scenario: str, resume: bool) -> None:
+def continue_in_mode(run, scenario: str, resume: bool, load_checkpoint):
     """What a scenario's run records: its mode for a fresh start (written by the clean-up, before point A); for a
-    resume, the check above, then the mode it continues in when it adds one to the task's."""
+    resume, the check above, then the loader the resume uses: when the resume adds a mode to the task's, one that
+    records it once the checkpoint (and its ledger) loaded, so a resume the loader refuses changes no file."""
     run.mode = scenario if scenario in RECORDED else None
     if not resume:
-        return
+        return load_checkpoint
     flags = SCENARIOS[scenario]
     refuse_another_mode(run.workdir, "--parallel" in flags, "--idempotent" in flags)
-    if run.mode and read_mode(run.workdir) != run.mode and os.path.lexists(run.checkpoint_path):
+    if not run.mode or read_mode(run.workdir) == run.mode:
+        return load_checkpoint
+
+    def load_then_record_mode(path):
+        cp = load_checkpoint(path)
         record_mode(run.workdir, run.mode)
+        return cp
+
+    return load_then_record_mode

@@ -16,11 +16,12 @@ import tempfile
 from pathlib import Path
 
 from . import texts
+from .checkpoint import load_checkpoint
 from .idempotent import IDEMPOTENT_TOOL_IMPLS, reconcile_idempotent, run_tool_uses_keyed
 from .loop import run_agent
 from .models import ScriptedModel
 from .modes import continue_in_mode
-from .parallel import ParallelScriptedModel, run_agent_v2
+from .parallel import ParallelScriptedModel, load_checkpoint_v2, run_agent_v2
 from .run import Event, Run
 from .tools import TOOL_SCHEMAS
 from .vocab import (
@@ -55,11 +56,12 @@ def run_scenario(run: Run, scenario: str = "parallel", *, resume: bool = False, 
     """
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; one of {', '.join(SCENARIOS)}")
-    continue_in_mode(run, scenario, resume)  # mode.json: a resume never drops a mode the task was started in
-    blocks = {}
+    loader = load_checkpoint_v2 if "parallel" in scenario else load_checkpoint
+    # mode.json: a resume never drops a mode the task was started in, and records one it adds once the loader agreed
+    blocks = {"load_checkpoint": continue_in_mode(run, scenario, resume, loader)}
     if "idempotent" in scenario:
         run.tool_impls["write_report"] = IDEMPOTENT_TOOL_IMPLS["write_report"]
-        blocks = {"run_tool_uses": run_tool_uses_keyed, "reconcile": reconcile_idempotent}
+        blocks.update(run_tool_uses=run_tool_uses_keyed, reconcile=reconcile_idempotent)
     if "parallel" in scenario:
         client = client or ParallelScriptedModel()
         return run_agent_v2(run, client, texts.PARALLEL_TASK, TOOL_SCHEMAS, resume=resume, **blocks)
