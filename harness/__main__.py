@@ -232,6 +232,12 @@ def say_waiting(elapsed_s: float, deadline_s: float) -> None:
     _say(texts.API_WAITING.format(elapsed=f"{round(elapsed_s, 1):g}", deadline=f"{deadline_s:g}"), sys.stderr)
 
 
+def _resumable(options) -> bool:
+    """Whether --resume has something to continue after a run stopped: a checkpoint on disk, or the engine's workflow
+    (the engine keeps its state in its database). Without one, the advice is to start again without --resume."""
+    return options.engine is not None or os.path.lexists(Path(options.workdir, CHECKPOINT_FILE))
+
+
 def cli(argv: list[str] | None = None, env=os.environ) -> int:
     """Run main() and turn how it ended into an exit code and at most two Japanese lines on stderr."""
     _tolerate_any_terminal()
@@ -260,15 +266,14 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
     except SimulatedCrash:
         return EXIT_CRASHED  # the [kill] line was printed by the crash event
     except KeyboardInterrupt:
-        _say(texts.INTERRUPTED, sys.stderr)
+        _say(texts.INTERRUPTED if _resumable(options) else texts.INTERRUPTED_BEFORE_SAVE, sys.stderr)
         return EXIT_INTERRUPTED
     except HarnessError as err:
         _say(f"エラー: {err}", sys.stderr)
         return EXIT_ERROR
     except APIError as err:
         kind = texts.API_KINDS.get(err.status, "HTTP エラー")
-        saved = os.path.lexists(Path(options.workdir, CHECKPOINT_FILE))
-        hint = texts.API_RESUME_HINT if saved else texts.API_RESTART_HINT
+        hint = texts.API_RESUME_HINT if _resumable(options) else texts.API_RESTART_HINT
         message = texts.API_FAILED.format(kind=kind, status=err.status, message=texts.untrusted(err.message))
         _say(f"エラー: {message}\n{hint}", sys.stderr)
         return EXIT_ERROR
@@ -276,7 +281,10 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         if settings.debug_on(env):
             raise
         detail = texts.untrusted(err.strerror or err)
-        _say(f"エラー: {texts.DISK_PROBLEM.format(detail=detail, path=options.workdir)}", sys.stderr)
+        hint = texts.DISK_RESUME_HINT if _resumable(options) else texts.DISK_RESTART_HINT
+        _say(
+            f"エラー: {texts.DISK_PROBLEM.format(detail=detail, path=options.workdir, hint=hint)}", sys.stderr
+        )
         return EXIT_ERROR
     except Exception as err:  # a bug: still no traceback unless asked for
         if settings.debug_on(env):

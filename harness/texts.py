@@ -157,8 +157,10 @@ BAD_FIXED_TIME = (
 BAD_SLOW_MS = "HARNESS_SLOW_MS={value} は読めません。\n1ステップごとに止まるミリ秒を 0〜999999 の整数で指定してください。"
 DISK_PROBLEM = (
     "ディスクに書けませんでした（{detail}）。ディスクの空きと、作業フォルダ {path} に書けるかを確かめてください。\n"
-    "チェックポイントは直前の保存のまま有効です。直ったら --resume で続きから再開できます。"
+    "{hint}"
 )
+DISK_RESUME_HINT = "チェックポイントは直前の保存のまま有効です。直ったら --resume で続きから再開できます。"
+DISK_RESTART_HINT = "まだチェックポイントがありません。直ったら --resume なしで最初から実行してください。"
 BAD_EVENTS_FILE = "HARNESS_EVENTS_FILE={value} はハーネス自身のファイルの名前です。作業フォルダの外の別のファイルを指定してください。"
 EVENTS_FILE_IN_WORKDIR = (
     "HARNESS_EVENTS_FILE={value} は作業フォルダ {workdir} の中（タスクとハーネスのファイルの場所）を指しています。"
@@ -179,6 +181,9 @@ BAD_MODEL = (
     "モデル ID を空白や制御文字なしで指定してください（例: claude-sonnet-4-5。なしなら既定のモデル）。"
 )
 INTERRUPTED = "[中断] Ctrl-C で止めました。チェックポイントは直前の保存のまま有効です。--resume で続きから再開できます。"
+INTERRUPTED_BEFORE_SAVE = (
+    "[中断] Ctrl-C で止めました。まだチェックポイントがありません。--resume なしで最初から実行してください。"
+)
 NO_API_KEY = "エラー: --real には環境変数 ANTHROPIC_API_KEY が必要です（鍵なしならスクリプト化されたモデルで --real を外してください）。"
 API_TIMEOUT = "API の応答がタイムアウトしました"
 API_CONNECTION = "API に接続できませんでした（{error}）"

@@ -6,7 +6,7 @@ import os
 
 from . import texts
 from .errors import HarnessError
-from .files import fsync_folder, write_new_file
+from .files import fsync_folder, read_bytes, write_new_file
 from .modes import record_mode
 from .tools import ensure_notes
 from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, DB_FILES, MARKER_FILE, OUTPUT_FILES
@@ -24,7 +24,7 @@ def start_fresh(run) -> None:
         raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=folder))
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / MARKER_FILE
-    if not os.path.lexists(marker):
+    if not marks_our_folder(marker):
         found = [name for name in CLEANED_BY_A_FRESH_START if os.path.lexists(folder / name)]
         if found:
             raise HarnessError(texts.NOT_OUR_FOLDER.format(path=folder, files=", ".join(found)))
@@ -47,3 +47,12 @@ def start_fresh(run) -> None:
         record_mode(folder, run.mode)
     ensure_notes(folder)
     run.emit("start")
+
+
+def marks_our_folder(marker) -> bool:
+    """Whether the marker is the one a fresh start writes: a plain file of its own (not a link, a folder, a FIFO or a
+    second name of another file) holding the marker's text. Anything else there does not make a folder ours."""
+    try:
+        return read_bytes(marker) == texts.MARKER_TEXT.encode("utf-8")
+    except OSError:  # missing, or files.UnsafeFile: a link, a folder, a FIFO, a hard link
+        return False

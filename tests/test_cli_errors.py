@@ -128,3 +128,12 @@ def test_the_engine_does_not_silently_drop_the_scenario_flags(workdir):
         proc = run_cli(workdir, "--engine", "dbos", flag)
         assert proc.returncode == 2 and proc.stdout == ""
         assert "--engine dbos は --parallel や --idempotent と一緒には使えません" in proc.stderr
+
+
+def test_a_folder_that_cannot_be_made_is_not_told_to_resume(tmp_path):
+    """A run that could not even make its folder has no checkpoint: the advice is a fresh run, never --resume."""
+    blocker = tmp_path / "afile"
+    blocker.write_text("x", encoding="utf-8")
+    proc = run_cli(blocker / "sub")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "--resume なしで最初から" in proc.stderr and "--resume で続きから" not in proc.stderr, proc.stderr

@@ -358,6 +358,35 @@ def test_a_fresh_start_in_a_foreign_folder_deletes_nothing(workdir, theirs):
     assert snapshot(workdir) == before
 
 
+@pytest.mark.parametrize(
+    "marker", ["dangling-link", "link-to-a-marker", "empty-file", "other-text", "folder", "fifo"]
+)
+def test_only_the_marker_a_fresh_start_wrote_makes_a_folder_ours(workdir, tmp_path, marker):
+    """A .harness-workdir the harness did not write (a link, even to a real marker; an empty or other file; a folder;
+    a FIFO) does not make a foreign folder ours: the user's files stay."""
+    from harness import texts
+    from harness.vocab import MARKER_FILE
+
+    (workdir / "report.txt").write_text("持ち主のファイル\n", encoding="utf-8")
+    place = workdir / MARKER_FILE
+    if marker == "dangling-link":
+        place.symlink_to(tmp_path / "nowhere")
+    elif marker == "link-to-a-marker":
+        real = tmp_path / "real-marker"
+        real.write_text(texts.MARKER_TEXT, encoding="utf-8")
+        place.symlink_to(real)
+    elif marker == "folder":
+        place.mkdir()
+    elif marker == "fifo":
+        os.mkfifo(place)
+    else:
+        place.write_text("" if marker == "empty-file" else "mine\n", encoding="utf-8")
+    before = snapshot(workdir)
+    proc = cli(workdir)
+    assert_refused(proc, "report.txt", "消しません")
+    assert snapshot(workdir) == before
+
+
 def test_a_folder_holding_only_the_users_notes_is_used_and_the_notes_kept(workdir):
     (workdir / "sales-notes.txt").write_text("- 自分のメモ\n", encoding="utf-8")
     proc = cli(workdir)

@@ -141,3 +141,31 @@ def test_ctrl_c_ends_with_one_line_and_the_run_resumes(workdir, signals):
     resumed = cli(workdir, "--resume")
     assert resumed.returncode == 0 and resumed.stdout.splitlines()[-1] == DONE_OK, resumed.stderr
     assert log_lines(workdir).count("write_report toolu_03") == 1
+
+
+@pytest.mark.parametrize("saved", [False, True], ids=["before-the-first-save", "after-a-save"])
+def test_ctrl_c_advice_follows_what_is_on_disk_and_following_it_finishes_the_task(
+    workdir, monkeypatch, saved
+):
+    """Ctrl-C says --resume only when there is a checkpoint to resume; before the first save it says to start again,
+    and the command it names (a fresh run, or --resume) finishes the task."""
+    import harness.__main__ as entry
+    from conftest import cli_in_process
+
+    if saved:
+        assert cli(workdir, env={"CRASH_AFTER": "after-save-b:1"}).returncode == 137
+
+    def interrupted(options, env):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(entry, "main", interrupted)
+        code, _, err = cli_in_process("--workdir", str(workdir))
+    assert code == 130 and "Traceback" not in err, err
+    if saved:
+        assert err.splitlines() == [INTERRUPTED], err
+        follow = cli(workdir, "--resume")
+    else:
+        assert "--resume なしで最初から" in err and "--resume で続きから" not in err, err
+        follow = cli(workdir)
+    assert follow.returncode == 0 and follow.stdout.splitlines()[-1] == DONE_OK, follow.stderr
