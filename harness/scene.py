@@ -20,8 +20,13 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
+# The largest count a file may hold: far beyond any real count, and far below the 4,300 digits Python refuses to
+# write (a sum of two loaded counts must still be writable at the next save).
+MAX_COUNT = 10**100
+
+
 def _count(x: object) -> bool:
-    return type(x) is int and x >= 0
+    return type(x) is int and 0 <= x < MAX_COUNT
 
 
 def tool_use_problem(block: object, where: str) -> str | None:
@@ -83,7 +88,7 @@ def checkpoint_problem(cp: object) -> str | None:
     if not is_json_safe(cp["task"]):
         return f"task に {NOT_JSON_SAFE}があります"
     if not _count(cp["turns"]) or not _count(cp["tokensUsed"]):
-        return "turns と tokensUsed は 0 以上の整数でなければなりません"
+        return "turns と tokensUsed は 0 以上の整数（10 の 100 乗未満）でなければなりません"
     messages = cp["messages"]
     if not isinstance(messages, list) or not messages:
         return "messages が空でない配列ではありません"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -164,3 +165,20 @@ def test_the_command_line_refuses_a_version_that_is_not_an_integer_it_knows(work
     assert "--parallel --resume" not in proc.stderr
     assert {p.name: p.read_bytes() for p in workdir.iterdir()} == before
     assert "write_report" not in (workdir / "tool-runs.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("key", ["turns", "tokensUsed"])
+def test_a_count_too_large_to_write_again_is_refused_on_load(workdir, key):
+    """A count the loader accepted must be writable at the next save: 4,300 digits (Python's limit for writing an int)
+    is refused on load, naming the key, never an unexpected error on every resume."""
+    from conftest import run_cli
+
+    assert run_cli(workdir, env={"CRASH_AFTER": "after-save-b:2"}).returncode == 137
+    path = workdir / "checkpoint.json"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(re.sub(rf'"{key}": \d+', f'"{key}": ' + "9" * 4300, text, count=1), encoding="utf-8")
+    before = path.read_bytes()
+    proc = run_cli(workdir, "--resume")
+    assert proc.returncode == 1 and "予期しないエラー" not in proc.stderr, proc.stderr
+    assert key in proc.stderr and "checkpoint.json" in proc.stderr, proc.stderr
+    assert path.read_bytes() == before
