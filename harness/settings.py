@@ -30,13 +30,17 @@ ENGINE_SETTINGS = (
     "HARNESS_DATABASE_DEADLINE_S",
 )
 # Every HARNESS_ setting there is (README, `python -m harness --help`); any other HARNESS_ name is a typo.
-KNOWN = (
-    *SWITCHES,
-    "HARNESS_SLOW_MS",
-    "HARNESS_EVENTS_FILE",
-    "HARNESS_FIXED_TIME_MS",
-    "HARNESS_API_DEADLINE_S",
-    *ENGINE_SETTINGS,
+KNOWN = tuple(
+    dict.fromkeys(  # a name in two groups (HARNESS_IDEMPOTENT_TOOLS) listed once
+        (
+            *SWITCHES,
+            "HARNESS_SLOW_MS",
+            "HARNESS_EVENTS_FILE",
+            "HARNESS_FIXED_TIME_MS",
+            "HARNESS_API_DEADLINE_S",
+            *ENGINE_SETTINGS,
+        )
+    )
 )
 # A model id as the API spells them (claude-sonnet-4-5, claude-3-5-haiku@20241022, ...): no spaces, no controls.
 MODEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}")

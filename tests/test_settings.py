@@ -275,3 +275,11 @@ def test_an_events_file_outside_the_work_folder_is_written(workdir, tmp_path):
     code, _, err = cli_in_process("--workdir", str(workdir), env={"HARNESS_EVENTS_FILE": str(events)})
     assert code == 0, err
     assert events.read_text(encoding="utf-8").count("\n") > 5
+
+
+def test_the_unknown_setting_message_lists_each_known_name_once(workdir):
+    code, _, err = cli_in_process("--workdir", str(workdir), env={"HARNESS_DEBGU": "1"})
+    assert code == 1 and "HARNESS_DEBGU" in err, err
+    listed = [name for name in settings.KNOWN if name in err]
+    assert listed == list(settings.KNOWN)
+    assert all(err.count(name) == 1 for name in settings.KNOWN if name != "HARNESS_DEBUG"), err
