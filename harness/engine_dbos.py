@@ -452,7 +452,14 @@ def database_target(options, env, workdir: Path) -> Database:
     url = getattr(options, "database_url", None) or env.get("HARNESS_DATABASE_URL")
     if not url:
         return default_database(workdir)
-    return parse_database_url(url)
+    db = parse_database_url(url)
+    if (
+        db.sqlite is not None
+    ):  # the work folder's files are the harness's: a database given by URL stays outside
+        folder, file = os.path.realpath(workdir), os.path.realpath(db.sqlite)
+        if os.path.commonpath([folder, file]) == folder:
+            raise HarnessError(texts.DBOS_URL_IN_WORKDIR.format(db=db.shown, path=workdir))
+    return db
 
 
 def url_secrets(url: str) -> tuple[str, ...]:

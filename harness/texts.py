@@ -543,6 +543,10 @@ DBOS_DB_LOST_SHARED = (
 )
 DBOS_DB_REPLACED = "実行中に置き換えられたか、消されました"
 DBOS_DB_FINAL_WRITE = "ワークフローの終わりを {seconds:g} 秒待っても記録できません"
+DBOS_URL_IN_WORKDIR = (
+    "システムデータベース {db} は作業フォルダ {path} の中のファイルです。作業フォルダのファイルはハーネスが管理します。\n"
+    "作業フォルダの外のファイルを指定するか、--database-url を付けずに実行してください（作業フォルダの dbos.sqlite を使います）。"
+)
 DBOS_FEW_FILES = (
     "開けるファイルの数の上限（ulimit -n）が {limit} です。--engine dbos はデータベースの接続とスレッドのために"
     "少なくとも {needed} 必要です。\nulimit -n {needed} 以上にしてから実行してください（何も始めていません）。"

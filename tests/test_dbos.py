@@ -281,6 +281,26 @@ def test_bad_settings_are_refused_in_japanese_without_a_traceback(tmp_path, args
     assert not (work / "dbos.sqlite").exists()
 
 
+@pytest.mark.parametrize("name", ["checkpoint.json", "report.txt", "sales-notes.txt", "q.db", "sub/q.db"])
+@pytest.mark.parametrize("spelling", ["absolute", "through-a-link"])
+def test_a_database_url_inside_the_work_folder_is_refused_before_anything_is_written(
+    tmp_path, name, spelling
+):
+    """The work folder's files are the harness's: a SQLite database given by URL inside it (named after a harness
+    file or not, through a link to the folder or not) is refused up front, and nothing is written there."""
+    work = tmp_path / "w"
+    (work / "sub").mkdir(parents=True)
+    base = work
+    if spelling == "through-a-link":
+        base = tmp_path / "link"
+        base.symlink_to(work)
+    before = sorted(p.name for p in work.rglob("*"))
+    proc = harness(work, "--database-url", f"sqlite:///{base / name}")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "作業フォルダ" in proc.stderr and "の中のファイルです" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in work.rglob("*")) == before
+
+
 @pytest.mark.parametrize("argv", [["--engine", "redis"], ["--database-url", "sqlite:///x.db"]])
 def test_an_unknown_engine_or_a_database_url_without_the_engine_is_a_usage_error(tmp_path, argv):
     proc = subprocess.run(
