@@ -78,7 +78,7 @@ from .loop import MAX_TURNS, final_text
 from .models import APIError, ResponseRefused
 from .run import Run
 from .tools import TOOL_SCHEMAS, ToolError, ensure_notes, execute_tool, inside, write_report
-from .vocab import CHECKPOINT_FILE, DB_FILE, DB_FILES, MARKER_FILE, WRITER_LABELS
+from .vocab import DB_FILE, DB_FILES, MARKER_FILE, WRITER_LABELS
 from .workdir import start_fresh
 
 try:
@@ -994,16 +994,6 @@ def is_damaged(err: BaseException) -> bool:
     return getattr(orig, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT")
 
 
-def lesson_resume_command(workdir: Path) -> str:
-    """The command that continues the lesson harness's checkpoint in this folder (version 2: --parallel)."""
-    try:
-        version = json.loads(read_bytes(workdir / CHECKPOINT_FILE)).get("version")
-    except (OSError, ValueError, AttributeError):
-        version = None
-    flags = " --parallel" if version == 2 and type(version) is int else ""
-    return f"python -m harness{flags} --resume --workdir {shlex.quote(str(workdir))}"
-
-
 def main(options, run: Run, client, env=os.environ) -> str:
     """`python -m harness --engine dbos [--resume]`: the task as a DBOS workflow (see the module's docstring)."""
     try:
@@ -1035,10 +1025,7 @@ def _main(options, run: Run, client, env) -> str:
     with hold_workdir(run.workdir):  # one process per work folder, as in the lesson's harness
         if options.resume and db.default:
             refuse_odd_database_files(run.workdir)  # before anything opens them
-            if not db.sqlite.exists():
-                if os.path.lexists(run.workdir / CHECKPOINT_FILE):
-                    raise HarnessError(texts.DBOS_LESSON_ON_DISK.format(
-                        path=run.workdir / DB_FILE, command=lesson_resume_command(run.workdir)))  # fmt: skip
+            if not db.sqlite.exists():  # (a task of the files was refused by cli(): harness/modes.py)
                 fresh = resume_command(run.workdir, db, task_id, options, env, resume=False)
                 raise HarnessError(texts.DBOS_NO_DATABASE.format(path=run.workdir / DB_FILE, command=fresh))
         debug = settings.debug_on(env)

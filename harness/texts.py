@@ -418,10 +418,6 @@ DBOS_SECRET_IN_COMMAND = "（URL の *** には実際の値を入れてくださ
 DBOS_NO_DATABASE = (
     "{path} がありません。--resume する対象のワークフローがありません。\n最初から始めるなら: {command}"
 )
-DBOS_LESSON_ON_DISK = (
-    "{path} がありません。この作業フォルダにあるのはレッスンのハーネスのチェックポイント（checkpoint.json）です。\n"
-    "その続きなら: {command}"
-)
 LESSON_ENGINE_ON_DISK = (
     "{path} が見つかりません。この作業フォルダにあるのは --engine dbos のワークフロー（dbos.sqlite）です。\n"
     "その続きなら: {command}"
