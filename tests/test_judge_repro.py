@@ -141,6 +141,17 @@ def test_show_repro_prints_the_kill_line_once_and_the_script_error(tmp_path, cap
     assert "level2_repro.py の 64 行目で KeyError: 'x'" in capsys.readouterr().out
 
 
+def test_show_repro_shows_a_scripts_control_characters_never_sends_them(tmp_path, capsys, monkeypatch):
+    """A script's output reaches the verdict as text: escape sequences (a window title, a screen clear) are shown
+    escaped, never sent to the learner's terminal."""
+    repro_variant(tmp_path, ("def main():\n", "def main():\n    print('\\x1b]0;pwn\\x07\\x1b[2J\\rX')\n"))
+    monkeypatch.chdir(tmp_path)
+    show_repro("level2_repro.py")
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\r" not in out
+    assert "\\x1b]0;pwn" in out
+
+
 @pytest.mark.parametrize("given", [None, Ellipsis, 42, "missing.py", "."])
 def test_level2_repro_of_another_shape_is_a_clear_message(tmp_path, given):
     verdict = check_level2_repro(given)
@@ -151,7 +162,9 @@ def test_level2_repro_with_an_endless_loop_is_stopped_at_its_time_limit(tmp_path
     script = repro_variant(tmp_path, ("def main():\n", "def main():\n    while True:\n        pass\n"))
     start = time.monotonic()
     verdict = check_level2_repro(script, time_limit=1)
-    assert time.monotonic() - start < 5
+    assert (
+        time.monotonic() - start < 120
+    )  # only a check that never stops fails here, however busy the machine
     assert verdict.problems == [
         "✗ REPRO_CRASH=2 で wrong: 1 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました"
     ]
@@ -233,7 +246,7 @@ def test_run_jailed_keeps_the_first_characters_and_counts_the_rest():
 
 
 def test_notebooks_state_the_time_limits_the_checks_use():
-    level2 = (ROOT / "solutions" / "level2_reversed_ledger.md").read_text(encoding="utf-8")
+    level2 = (ROOT / "src" / "solutions" / "level2_reversed_ledger.md").read_text(encoding="utf-8")
     assert f"**その1回ごとに {TIME_LIMIT_S} 秒で打ち切ります**" in level2
     assert f"合わせて {len(STEPS)} 回走らせ、そのあと `--resume` を 2 回実行します。" in level2
     assert (
@@ -244,7 +257,7 @@ def test_notebooks_state_the_time_limits_the_checks_use():
 
 
 def test_level1_notebook_lists_the_insight_choices_the_check_grades():
-    text = (ROOT / "solutions" / "level1_crash_moments.md").read_text(encoding="utf-8")
+    text = (ROOT / "src" / "solutions" / "level1_crash_moments.md").read_text(encoding="utf-8")
     for letter, choice in INSIGHT_CHOICES.items():
         assert f"  - {letter}: {choice}" in text
 

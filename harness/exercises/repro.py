@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .. import texts
 from ..lab import read_text
 from ..lab.process import run_harness
 from ..texts import DONE_OK, DONE_UNKNOWN, RECONCILE_LINES
@@ -47,13 +48,21 @@ def run_script(script: Path, folder: Path, order: str, n: str | None, time_limit
     folder.mkdir(parents=True, exist_ok=True)
     copy = folder / script.name
     shutil.copyfile(script, copy)
-    return run_jailed(
+    proc = run_jailed(
         [sys.executable, copy.name, order, work],
         env={"REPRO_CRASH": n} if n else None,
         cwd=copy.parent,
         timeout=time_limit,
         max_chars=OUTPUT_LIMIT,
     )
+    # the script's output reaches the verdict as text: its control characters and escape sequences shown, never sent
+    proc.stdout, proc.stderr = (shown_lines(proc.stdout), shown_lines(proc.stderr))
+    return proc
+
+
+def shown_lines(text: str) -> str:
+    """Output from a learner's script, line by line, made safe for the terminal (texts.untrusted, no length cut)."""
+    return "\n".join(texts.untrusted(line, limit=len(line) * 6 + 1) for line in text.split("\n"))
 
 
 def last_line(proc) -> str:
