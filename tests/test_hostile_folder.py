@@ -108,7 +108,10 @@ def test_symlinked_report_is_replaced_never_written_through(workdir, outside):
     victim = outside / "victim.txt"
     victim.write_bytes(PRECIOUS)
     os.symlink(victim, workdir / "report.txt")
-    (workdir / ".harness-workdir").write_text("marked\n")  # a folder the harness used before: it may clean it
+    from harness import texts
+
+    # a folder the harness used before (its own marker): it may clean it
+    (workdir / ".harness-workdir").write_text(texts.MARKER_TEXT, encoding="utf-8")
     proc = cli(workdir)
     assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == DONE_OK, proc.stderr
     assert victim.read_bytes() == PRECIOUS
@@ -196,6 +199,11 @@ def test_a_fifo_in_place_of_a_work_file_never_hangs_the_run(workdir, name, how):
     if how == "resume" and name in REFUSED_ON_RESUME:
         assert_refused(proc, name, REFUSED_ON_RESUME[name])
         assert not (workdir / "report.txt").exists()
+        return
+    if (
+        how == "fresh" and name == ".harness-workdir"
+    ):  # a FIFO is not the marker: the folder is not known to be ours
+        assert_refused(proc, "checkpoint.json", "消しません")
         return
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
     assert_quiet(proc)
