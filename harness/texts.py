@@ -415,9 +415,7 @@ DBOS_NO_WRITER_LABELS = (
 )
 DBOS_START_COMMAND = "python -m harness --engine dbos{options}"
 DBOS_SECRET_IN_COMMAND = "（URL の *** には実際の値を入れてください）"
-DBOS_NO_DATABASE = (
-    "{path} がありません。--resume する対象のワークフローがありません。\n{command} で最初から実行してください。"
-)
+DBOS_NO_DATABASE = "{path} がありません。--resume する対象のワークフローがありません。\n{command} で最初から実行してください。"
 LESSON_ENGINE_ON_DISK = (
     "{path} が見つかりません。この作業フォルダにあるのは --engine dbos のワークフロー（dbos.sqlite）です。\n"
     "その続きなら: {command}"
