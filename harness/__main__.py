@@ -256,9 +256,8 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         if options.engine is None:
             refuse_engine_left_here(options)
         if options.resume:  # the task on disk continues in the mode it was started in (harness/modes.py)
-            with hold_workdir(
-                workdir
-            ):  # read while no other run changes it: a folder in use is refused as such
+            # read while no other run changes it: a folder in use is refused as such
+            with hold_workdir(workdir):
                 refuse_another_mode(workdir, options.parallel, options.idempotent, bool(options.engine))
         if options.engine == "dbos":  # beyond the lesson (notebook 13)
             main_dbos(options, env)
