@@ -687,7 +687,12 @@ class TaskLock:
         if fcntl is None or self.db.lock_file is None:
             return True
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        self.fd = os.open(self.db.lock_file, flags, 0o600)
+        try:
+            self.fd = os.open(self.db.lock_file, flags, 0o600)
+        except (
+            OSError
+        ) as err:  # (its folder is the database's: the same words as when the database cannot open)
+            raise HarnessError(texts.DBOS_CANNOT_OPEN.format(db=self.db.shown, detail=err.strerror)) from None
         try:  # one byte per task, far beyond any content: POSIX record locks end with the process
             fcntl.lockf(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, self.key & (2**62 - 1))
         except OSError:
@@ -1033,11 +1038,14 @@ def _main(options, run: Run, client, env) -> str:
             if not options.resume and db.default:  # the previous database goes with the previous checkpoint
                 _fresh(run)
             logging.getLogger("dbos").setLevel(logging.INFO if debug else logging.CRITICAL)
-            wait_for_database(db, deadline, task_id, check=lambda: ready(db))
             lock = TaskLock(db, task_id)
-            if not lock.take():
-                raise HarnessError(texts.DBOS_TASK_BUSY.format(task_id=task_id, db=db.shown,
-                                                               command=HERE.resume_command))  # fmt: skip
+            if (
+                db.sqlite is not None
+            ):  # a file lock: taken before waiting for a file its frozen holder may lock
+                take_task(lock, db)
+            wait_for_database(db, deadline, task_id, check=lambda: ready(db))
+            if db.sqlite is None:  # PostgreSQL's lock lives in the server: taken once the server answers
+                take_task(lock, db)
             HERE.check = lock.check
             status, steps = prepare(db.url, task_id, debug)
             HERE.begun = status is not None
@@ -1082,6 +1090,14 @@ def _main(options, run: Run, client, env) -> str:
             ) from None
     run.emit("done", text=text)
     return text
+
+
+def take_task(lock: TaskLock, db: Database) -> None:
+    """This worker's hold on its task, or the refusal that names the live worker's task and what to run later."""
+    if not lock.take():
+        raise HarnessError(
+            texts.DBOS_TASK_BUSY.format(task_id=lock.task_id, db=db.shown, command=HERE.resume_command)
+        )
 
 
 def failed_hint(db: Database, task_id: str, workdir: Path, options, env) -> str:

@@ -855,6 +855,15 @@ def test_a_task_a_live_worker_holds_is_never_taken_over_or_started_again(tmp_pat
     a = Worker(tmp_path / "a", env={**env, "HARNESS_EXECUTOR_ID": "a", "HARNESS_SLOW_MS": "300"})
     a.wait_for("[step 2 記録]")
     os.kill(a.proc.pid, signal.SIGSTOP)  # alive, mid-task, and held there for as long as the others take
+    held = None
+    if (
+        kind == "sqlite"
+    ):  # the frozen worker may be frozen inside a write: the others must not wait for the file
+        held = sqlite3.connect(tmp_path / "shared.db", timeout=0.1)
+        try:
+            held.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:  # locked: the worker was frozen inside a write, the same situation
+            pass
     try:
         for args, folder in ((["--resume"], tmp_path / "b"), ([], tmp_path / "c")):
             other = harness(folder, *args, env={**env, "HARNESS_EXECUTOR_ID": "b"}, timeout=120)
@@ -864,6 +873,8 @@ def test_a_task_a_live_worker_holds_is_never_taken_over_or_started_again(tmp_pat
             assert lines[1].endswith(f"--resume --workdir {folder}")
             assert not folder.exists() or list(folder.iterdir()) == []  # nothing written there
     finally:
+        if held is not None:
+            held.close()  # (a close rolls the write back)
         os.kill(a.proc.pid, signal.SIGCONT)
     assert a.finish() == 0, a.err
     one_report_each([tmp_path / "a"], lesson_report(tmp_path))
@@ -1183,3 +1194,13 @@ def test_a_workflow_that_failed_in_a_shared_database_is_told_to_start_under_a_ne
     )
     started = run_advice(hint, tmp_path)
     assert started.returncode == 0, started.stderr
+
+
+def test_a_shared_sqlite_file_in_a_folder_that_does_not_exist_is_named_as_the_database_that_cannot_open(
+    tmp_path,
+):
+    url = f"sqlite:///{tmp_path / 'no-such-folder' / 'shared.db'}"
+    result = harness(tmp_path / "w", env={"HARNESS_DATABASE_URL": url})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"エラー: システムデータベース {url} を使えません")
+    assert not (tmp_path / "no-such-folder").exists()
