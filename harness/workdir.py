@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 from . import texts
+from .beyond.modes import record_mode
 from .errors import HarnessError
 from .files import fsync_folder, read_bytes, write_new_file
-from .modes import record_mode
 from .tools import ensure_notes
 from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, DB_FILES, MARKER_FILE, OUTPUT_FILES
 
@@ -42,7 +42,7 @@ def start_fresh(run) -> None:
             fsync_folder(folder)  # the old checkpoint is gone for good before anything else changes
     if not os.path.lexists(marker):
         write_new_file(marker, texts.MARKER_TEXT.encode("utf-8"))
-    # beyond the lesson (harness/modes.py): the task's mode, after the marker that makes this folder ours
+    # beyond the lesson (harness/beyond/modes.py): the task's mode, after the marker that makes this folder ours
     if getattr(run, "mode", None):
         record_mode(folder, run.mode)
     ensure_notes(folder)

@@ -345,7 +345,7 @@ def test_a_planned_real_kill_shows_its_command_with_crash_after(lab):
 
 
 def clean_run_events(scenario="lesson"):
-    from harness.scenarios import clean_events
+    from harness.beyond.scenarios import clean_events
 
     return clean_events(scenario)
 

@@ -404,7 +404,7 @@ class TwoToolsAtOnce:
 def test_a_workflow_that_fails_ends_with_one_japanese_line_and_stays_failed(tmp_path, capfd):
     from harness import HarnessError
     from harness.__main__ import Options
-    from harness.engine_dbos import main
+    from harness.beyond.engine_dbos import main
 
     options = Options(workdir=str(tmp_path / "w"))
     options.engine = "dbos"
@@ -531,7 +531,7 @@ def test_a_fresh_run_that_asks_for_exactly_what_is_there_is_answered_with_what_i
 
 def test_write_report_once_writes_skips_or_cannot_tell_by_key_and_content(tmp_path):
     from harness import ToolError
-    from harness.engine_dbos import write_report_once
+    from harness.beyond.engine_dbos import write_report_once
 
     events: list = []
     run = Run(tmp_path, listeners=[events.append])
@@ -1180,7 +1180,7 @@ def test_an_engine_resume_after_a_parallel_crash_names_the_parallel_command(tmp_
 def test_a_workflow_that_failed_in_a_shared_database_is_told_to_start_under_a_new_id_and_that_works(tmp_path):
     from harness import HarnessError
     from harness.__main__ import Options
-    from harness.engine_dbos import main
+    from harness.beyond.engine_dbos import main
 
     db = tmp_path / "shared.db"
     options = Options(workdir=str(tmp_path / "w"))

@@ -4,7 +4,7 @@ The lab is one more listener of the loop's events: in the kernel it listens dire
 events the command line appends to HARNESS_EVENTS_FILE. Views are widget values (HTML, Image), never printed output,
 so a notebook showing the lab stays stable under nbval.
 
-Any scenario of harness/scenarios.py runs in it (the lesson's by default): in the kernel through run_in_folder, as a
+Any scenario of harness/beyond/scenarios.py runs in it (the lesson's by default): in the kernel through run_in_folder, as a
 process with the scenario's flags (cli_args). A parallel turn holds several calls, so the lab then lists every
 occurrence of the chosen moment (crash_moments) instead of the lesson's three turns, shows pendingToolUses (checkpoint
 version 2), and every reconcile of one resume.
@@ -24,10 +24,10 @@ from pathlib import Path
 import ipywidgets as w
 
 from .. import texts
+from ..beyond.scenarios import cli_args, crash_moments, run_in_folder
 from ..crash import CrashPlan, SimulatedCrash
 from ..errors import HarnessError
 from ..run import Event
-from ..scenarios import cli_args, crash_moments, run_in_folder
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, REPORT_FILE, SUMMARY_FILE, TOOL_LOG_FILE
 from . import compare_folders, pretty, read_text, size_text
 from .process import IN_BROWSER, WatchedProcess
@@ -41,7 +41,7 @@ MOMENTS = [
 ]
 # The lesson's turns: one call per turn, so the N-th occurrence of every label is turn N.
 TURNS = [("read_notes（1ターン目）", 1), ("count_words（2ターン目）", 2), ("write_report（3ターン目）", 3)]
-# The scenarios of harness/scenarios.py, the lesson's first (the default; the others never change it).
+# The scenarios of harness/beyond/scenarios.py, the lesson's first (the default; the others never change it).
 SCENARIO_OPTIONS = [
     ("レッスン（1ターンに1つのツール）", "lesson"),
     ("並列: 1ターンに複数のツール（--parallel）", "parallel"),

@@ -1,7 +1,7 @@
 """Notebook helpers for --engine dbos: the engine's system database read as it is on disk, and what a turn costs.
 
 The views read the SQLite file with the standard library (read-only), so showing the tables needs no DBOS import;
-only measure_cost() imports dbos (through harness.engine_dbos).
+only measure_cost() imports dbos (through harness.beyond.engine_dbos).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from ..vocab import REPORT_FILE, TOOL_LOG_FILE
 from . import read_text, table
 
-DB_FILE = "dbos.sqlite"  # harness.engine_dbos.DB_FILE (not imported: that would import dbos)
+DB_FILE = "dbos.sqlite"  # harness.beyond.engine_dbos.DB_FILE (not imported: that would import dbos)
 TASK_ID = "sales-report"
 
 
@@ -140,7 +140,7 @@ def measure_cost(folder: Path, runs: int = 3) -> dict[str, dict[str, float]]:
     from sqlalchemy.engine import Engine
 
     from .. import TOOL_SCHEMAS, Run, ScriptedModel, run_agent, save_checkpoint
-    from .. import engine_dbos as eng
+    from ..beyond import engine_dbos as eng
 
     turns = 3
     writes: list[int] = []

@@ -15,16 +15,13 @@ import re
 import tempfile
 from pathlib import Path
 
-from . import texts
-from .checkpoint import load_checkpoint
-from .idempotent import IDEMPOTENT_TOOL_IMPLS, reconcile_idempotent, run_tool_uses_keyed
-from .loop import run_agent
-from .models import ScriptedModel
-from .modes import continue_in_mode
-from .parallel import ParallelScriptedModel, load_checkpoint_v2, run_agent_v2
-from .run import Event, Run
-from .tools import TOOL_SCHEMAS
-from .vocab import (
+from .. import texts
+from ..checkpoint import load_checkpoint
+from ..loop import run_agent
+from ..models import ScriptedModel
+from ..run import Event, Run
+from ..tools import TOOL_SCHEMAS
+from ..vocab import (
     ALL_LABELS,
     CHECKPOINT_FILE,
     EFFECTS_FILE,
@@ -35,6 +32,9 @@ from .vocab import (
     SUMMARY_FILE,
     TOOL_LOG_FILE,
 )
+from .idempotent import IDEMPOTENT_TOOL_IMPLS, reconcile_idempotent, run_tool_uses_keyed
+from .modes import continue_in_mode
+from .parallel import ParallelScriptedModel, load_checkpoint_v2, run_agent_v2
 
 
 def scenario_of(parallel: bool, idempotent: bool) -> str:

@@ -17,13 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from types import MappingProxyType
 
-from . import texts
-from .errors import HarnessError
-from .files import read_bytes
-from .ledger import load_effects, save_effect
-from .loop import run_tool_uses
-from .reconcile import reconcile
-from .tools import TOOL_IMPLS, ToolError, execute_tool, inside, write_report
+from .. import texts
+from ..errors import HarnessError
+from ..files import read_bytes
+from ..ledger import load_effects, save_effect
+from ..loop import run_tool_uses
+from ..reconcile import reconcile
+from ..tools import TOOL_IMPLS, ToolError, execute_tool, inside, write_report
 
 
 class IdempotentTool:

@@ -13,16 +13,16 @@ import json
 import os
 from pathlib import Path
 
-from . import texts
-from .checkpoint import load_checkpoint, save_checkpoint
-from .errors import HarnessError
-from .files import read_json
-from .loop import MAX_TURNS, done, final_text, run_tool_uses
-from .models import APIError, ScriptedModel
-from .models import pairing_problem as lesson_pairing_problem
-from .reconcile import reconcile
-from .scene import checkpoint_problem_v2, ledger_problem_v2, read_ledger
-from .vocab import (
+from .. import texts
+from ..checkpoint import load_checkpoint, save_checkpoint
+from ..errors import HarnessError
+from ..files import read_json
+from ..loop import MAX_TURNS, done, final_text, run_tool_uses
+from ..models import APIError, ScriptedModel
+from ..models import pairing_problem as lesson_pairing_problem
+from ..reconcile import reconcile
+from ..scene import checkpoint_problem_v2, ledger_problem_v2, read_ledger
+from ..vocab import (
     CHECKPOINT_VERSION_2,
     EFFECTS_FILE,
     MARKER_FILE,
@@ -30,7 +30,7 @@ from .vocab import (
     REPORT_FILE,
     SUMMARY_FILE,
 )
-from .workdir import start_fresh as lesson_start_fresh
+from ..workdir import start_fresh as lesson_start_fresh
 
 
 # fmt: off

@@ -69,17 +69,17 @@ import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, DBOSConfig, DBOSPortableJSONSerializer, SetWorkflowID
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from . import settings, texts
-from .crash import CrashPlan
-from .errors import HarnessError
-from .files import read_bytes, write_new_file
-from .lock import hold_workdir
-from .loop import MAX_TURNS, final_text
-from .models import APIError, ResponseRefused
-from .run import Run
-from .tools import TOOL_SCHEMAS, ToolError, ensure_notes, execute_tool, inside, write_report
-from .vocab import DB_FILE, DB_FILES, MARKER_FILE, WRITER_LABELS
-from .workdir import start_fresh
+from .. import settings, texts
+from ..crash import CrashPlan
+from ..errors import HarnessError
+from ..files import read_bytes, write_new_file
+from ..lock import hold_workdir
+from ..loop import MAX_TURNS, final_text
+from ..models import APIError, ResponseRefused
+from ..run import Run
+from ..tools import TOOL_SCHEMAS, ToolError, ensure_notes, execute_tool, inside, write_report
+from ..vocab import DB_FILE, DB_FILES, MARKER_FILE, WRITER_LABELS
+from ..workdir import start_fresh
 
 try:
     import fcntl
@@ -1030,7 +1030,7 @@ def _main(options, run: Run, client, env) -> str:
     with hold_workdir(run.workdir):  # one process per work folder, as in the lesson's harness
         if options.resume and db.default:
             refuse_odd_database_files(run.workdir)  # before anything opens them
-            if not db.sqlite.exists():  # (a task of the files was refused by cli(): harness/modes.py)
+            if not db.sqlite.exists():  # (a task of the files was refused by cli(): harness/beyond/modes.py)
                 fresh = resume_command(run.workdir, db, task_id, options, env, resume=False)
                 raise HarnessError(texts.DBOS_NO_DATABASE.format(path=run.workdir / DB_FILE, command=fresh))
         debug = settings.debug_on(env)
