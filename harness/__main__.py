@@ -28,9 +28,8 @@ from .loop import run_agent
 from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
 from .run import Run, wall_clock_ms
 from .tools import TOOL_SCHEMAS
-from .vocab import CHECKPOINT_FILE, DB_FILE, DEFAULT_WORKDIR
+from .vocab import CHECKPOINT_FILE, DB_FILE, DEFAULT_WORKDIR, EXIT_CRASHED
 
-EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
 EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
 EXIT_ERROR = 1
 EXIT_USAGE = 2

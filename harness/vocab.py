@@ -76,6 +76,8 @@ WRITER_LABELS = {
 }
 ALL_LABELS = {**CRASH_LABELS, **WRITER_LABELS}
 CRASH_MODES = ("simulated", "sigkill")
+# How a crashed run ends, simulated or real: what a shell shows for a process killed by SIGKILL.
+EXIT_CRASHED = 137
 
 # reconcile's three branches (their log lines are texts.RECONCILE_LINES).
 BRANCHES = ("hit", "rerun", "unknown")

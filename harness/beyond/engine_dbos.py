@@ -78,7 +78,7 @@ from ..loop import MAX_TURNS, final_text
 from ..models import APIError, ResponseRefused
 from ..run import Run
 from ..tools import TOOL_SCHEMAS, ToolError, ensure_notes, execute_tool, inside, write_report
-from ..vocab import DB_FILE, DB_FILES, MARKER_FILE, WRITER_LABELS
+from ..vocab import DB_FILE, DB_FILES, EXIT_CRASHED, MARKER_FILE, WRITER_LABELS
 from ..workdir import start_fresh
 
 try:
@@ -95,7 +95,6 @@ QUEUE_PREFIX = "harness-task/"  # each task has a queue of its own: only a worke
 POLL_S = 0.02
 DEFAULT_TASK_ID = "sales-report"
 DEFAULT_EXECUTOR = "local"  # DBOS's own default executor id: the worker's name when none is given
-EXIT_CRASHED = 137
 EXIT_ERROR = 1
 # After the workflow function returned, DBOS writes its final status; if that has not happened within this long, the
 # database no longer takes writes (DBOS retries a locked SQLite file with a back-off, so not a few seconds only).

@@ -13,10 +13,9 @@ import threading
 import time
 from pathlib import Path
 
-from ..vocab import REPORT_FILE, TOOL_LOG_FILE
+from ..vocab import DB_FILE, REPORT_FILE, TOOL_LOG_FILE
 from . import read_text, table
 
-DB_FILE = "dbos.sqlite"  # harness.beyond.engine_dbos.DB_FILE (not imported: that would import dbos)
 TASK_ID = "sales-report"
 
 
