@@ -77,9 +77,10 @@ from ..lock import hold_workdir
 from ..loop import MAX_TURNS, final_text
 from ..models import APIError, ResponseRefused
 from ..run import Run
-from ..tools import TOOL_SCHEMAS, ToolError, ensure_notes, execute_tool, inside, write_report
+from ..tools import TOOL_SCHEMAS, ToolError, ensure_notes, execute_tool, inside
 from ..vocab import DB_FILE, DB_FILES, EXIT_CRASHED, MARKER_FILE, WRITER_LABELS
 from ..workdir import start_fresh
+from .idempotent import key_of, write_report_with_key
 
 try:
     import fcntl
@@ -311,10 +312,7 @@ def _task(started_in: str, task: str, idempotent: bool) -> str:
         if (DBOS.workflow_id, step) in HERE.ran:
             run.emit("save_b", turn=turns, step=step)  # ledger and point B are the same record here
         elif tool_use["name"] == "write_report" and not tool_result.get("is_error"):
-            path = tool_use.get("input", {}).get("path") if isinstance(tool_use.get("input"), dict) else None
-            if isinstance(path, str) and not os.path.lexists(run.workdir / path):
-                run.emit("dbos_not_here", name="write_report", path=texts.untrusted(path),
-                         started_in=texts.untrusted(started_in))  # fmt: skip
+            tell_if_not_here(run, tool_use.get("input"), started_in)
         messages.append({"role": "user", "content": [tool_result]})
         response = call_model(messages)
         step += 1
@@ -322,10 +320,34 @@ def _task(started_in: str, task: str, idempotent: bool) -> str:
     return final_text(response)
 
 
+def tell_if_not_here(run: Run, tool_input: object, started_in: str) -> None:
+    """A write_report this process did not run (its record replayed): when its file is not in this folder, say so,
+    and where the workflow started, rather than let the closing words claim a report here."""
+    path = tool_input.get("path") if isinstance(tool_input, dict) else None
+    if isinstance(path, str) and not os.path.lexists(run.workdir / path):
+        run.emit("dbos_not_here", name="write_report", path=texts.untrusted(path),
+                 started_in=texts.untrusted(started_in))  # fmt: skip
+
+
+def tell_finished_reports(run: Run, task_id: str, status) -> None:
+    """--resume of a finished workflow: DBOS returns its recorded result and runs nothing, so every write_report it
+    recorded as done was run by an earlier process, perhaps in another folder: tell_if_not_here for each."""
+    args = (status.input or {}).get("args") if isinstance(status.input, dict) else None
+    started_in = str(args[0]) if isinstance(args, (list, tuple)) and args else "?"
+    steps = DBOS.list_workflow_steps(task_id)
+    outputs = [step["output"] for step in steps if isinstance(step["output"], dict)]
+    asked = {block.get("id"): block.get("input") for out in outputs if out.get("type") == "message"
+             for block in out.get("content") or [] if isinstance(block, dict) and block.get("type") == "tool_use"}  # fmt: skip
+    for step in steps:
+        out = step["output"]
+        if step["function_name"] == "write_report" and isinstance(out, dict) and not out.get("is_error"):
+            tell_if_not_here(run, asked.get(out.get("tool_use_id")), started_in)
+
+
 def write_report_once(run: Run, key: str):
     """write_report made idempotent by the engine's ids: the report carries the key (workflow id/step id) of the call
-    that wrote it, in the same atomic write; a call whose key and content are already there writes nothing and
-    answers as the first call did.
+    that wrote it on its first line, in the same atomic write (write_report_with_key, notebook 12's format); a call
+    whose key and content are already there writes nothing and answers as the first call did.
 
     A key names one call, and one call's input is fixed (DBOS replays the model step that chose it), so "this call
     already wrote" means the file holds this key AND exactly this content. The same key with other content is another
@@ -334,27 +356,24 @@ def write_report_once(run: Run, key: str):
     earlier run's key. That call is not this one: the file cannot say whether this call happened (its write may have
     been replaced since by the other call), so the answer is the lesson's "cannot tell", an is_error, and nothing is
     written. "Not happened, write now" is not safe: it would be a second write of a call that may have happened,
-    which is what the key is there to prevent, over a file whose writer we cannot name.
+    which is what the key is there to prevent, over a file whose writer we cannot name. A file without this key (none,
+    another call's, not text) is not this call's: write_report replaces it (or says why it cannot).
     """
 
     def impl(workdir: Path, input: dict) -> str:
         path = inside(workdir, input.get("path"))
-        content = input.get("content")
-        if not isinstance(content, str):
-            raise ToolError(texts.BAD_TOOL_INPUT.format(name="write_report", detail="content は文字列です"))
-        mark = f"\n<!-- idempotency-key: {key} -->\n"
         try:
             found = read_bytes(path).decode("utf-8")
         except (OSError, UnicodeDecodeError):
-            found = None  # no report, or not text: write_report replaces it (or says why it cannot)
-        if found == content + mark:
-            run.emit("already_written", name="write_report", key=key)
-        elif found is not None and found.endswith(mark):
+            found = ""
+        # not this call's key (no file, another call's, not text), or content that is no text: an ordinary write
+        # (write_report_with_key checks the content, and writes the key and the report at once)
+        if key_of(found) != key or not isinstance(input.get("content"), str):
+            return write_report_with_key(workdir, input, key)
+        if found.partition("\n")[2] != input.get("content"):
             raise ToolError(texts.LOOKUP_CANNOT_TELL.format(path=input["path"], key=key))
-        else:
-            write_report(workdir, {**input, "content": f"{content}{mark}"})
-        # the words write_report answers with, for the report on disk (without the key line): this content
-        return texts.REPORT_WRITTEN.format(path=input["path"], chars=len(content))
+        run.emit("already_written", name="write_report", key=key)
+        return texts.REPORT_WRITTEN.format(path=input["path"], chars=len(input["content"]))
 
     return impl
 
@@ -617,11 +636,6 @@ def resume_command(workdir: Path, db: Database, task_id: str, options, env, resu
     command = prefix + texts.DBOS_START_COMMAND.format(options="".join(parts))
     secret = texts.DBOS_SECRET_IN_COMMAND if not db.default and "***" in db.shown else ""
     return texts.untrusted(command, limit=2000) + secret
-
-
-def _fresh(run: Run) -> None:
-    """A fresh start: the lesson's clean-up (which removes the folder's previous dbos.sqlite too)."""
-    start_fresh(run)
 
 
 def _adopt_folder(folder: Path) -> None:
@@ -973,6 +987,7 @@ def recover(run: Run, task_id: str, status, steps: int, executor: str):
     """
     if status.status == "SUCCESS":
         run.emit("dbos_finished", task_id=task_id, status=status.status)
+        tell_finished_reports(run, task_id, status)
     elif status.status == "PENDING" and status.executor_id != executor:
         run.emit("dbos_takeover", task_id=task_id, status=status.status, executor=worker_of(executor, task_id),
                  owner=texts.untrusted(worker_of(status.executor_id, task_id)), steps=steps)  # fmt: skip
@@ -1035,7 +1050,7 @@ def _main(options, run: Run, client, env) -> str:
         debug = settings.debug_on(env)
         try:
             if not options.resume and db.default:  # the previous database goes with the previous checkpoint
-                _fresh(run)
+                start_fresh(run)  # the lesson's clean-up: it removes the previous dbos.sqlite too
             logging.getLogger("dbos").setLevel(logging.INFO if debug else logging.CRITICAL)
             lock = TaskLock(db, task_id)
             if (
@@ -1055,7 +1070,7 @@ def _main(options, run: Run, client, env) -> str:
                 refuse_unresumable(status, task_id, db, options, env, run.workdir)
                 _adopt_folder(run.workdir)
             if not options.resume and not db.default:
-                _fresh(run)
+                start_fresh(run)
             watch = Watch(db, lock, deadline, task_id)
             watch.start()
             with launched(db.url, executor, debug, queues=[queue_name(task_id)]):

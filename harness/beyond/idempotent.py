@@ -72,6 +72,15 @@ def lookup_report(workdir: Path, input: dict, key: str) -> str | None:
     return texts.REPORT_WRITTEN.format(path=input["path"], chars=len(body))
 
 
+def key_of(text: str) -> str | None:
+    """The idempotency key a report's first line carries (write_report_with_key's format), None without one."""
+    prefix, suffix = texts.IDEMPOTENCY_KEY_LINE.split("{key}")
+    first_line = text.partition("\n")[0]
+    if first_line.startswith(prefix) and first_line.endswith(suffix) and len(first_line) >= len(prefix + suffix):
+        return first_line[len(prefix) : len(first_line) - len(suffix)]
+    return None
+
+
 def with_key(run, key: str):
     """この1回の呼び出しのための run の写し。冪等なツールは key（tool_use_id）を冪等キーとして受け取って走る。"""
     keyed = copy.copy(run)

@@ -24,6 +24,7 @@ from pathlib import Path
 import ipywidgets as w
 
 from .. import texts
+from ..beyond.idempotent import key_of
 from ..beyond.scenarios import cli_args, crash_moments, run_in_folder
 from ..crash import CrashPlan, SimulatedCrash
 from ..errors import HarnessError
@@ -131,7 +132,6 @@ def highlight(before: str | None, after: str | None) -> str:
 
 FACT_NAMES = ("turns", "pendingToolUse", "ledger", "report", "write_report")
 WRITE_REPORT = "write_report"
-KEY_PREFIX, KEY_SUFFIX = texts.IDEMPOTENCY_KEY_LINE.split("{key}")
 
 
 def one_call_per_turn(scenario: str) -> bool:
@@ -180,9 +180,9 @@ def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
         facts["ledger"] = "— 宙ぶらりんな呼び出しなし"
     report = read_text(workdir / REPORT_FILE)
     facts["report"] = "あり" if (workdir / REPORT_FILE).exists() else "なし"
-    first = (report or "").partition("\n")[0]
-    if first.startswith(KEY_PREFIX) and first.endswith(KEY_SUFFIX):  # the idempotent write_report's answer
-        facts["report"] += f"（冪等キー {first[len(KEY_PREFIX) : -len(KEY_SUFFIX)]}）"
+    key = key_of(report or "")
+    if key is not None:  # the idempotent write_report's answer
+        facts["report"] += f"（冪等キー {key}）"
     if not one_call_per_turn(scenario):
         facts["summary"] = "あり" if (workdir / SUMMARY_FILE).exists() else "なし"
     log = read_text(workdir / TOOL_LOG_FILE) or ""
