@@ -16,7 +16,6 @@ import asyncio
 import difflib
 import functools
 import html
-import json
 import shutil
 import time
 from pathlib import Path
@@ -30,7 +29,14 @@ from ..crash import CrashPlan, SimulatedCrash
 from ..errors import HarnessError
 from ..run import Event
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, REPORT_FILE, SUMMARY_FILE, TOOL_LOG_FILE
-from . import compare_folders, pretty, read_text, size_text
+from . import (
+    compare_folders,
+    pending_calls,
+    pretty,
+    read_folder,
+    read_text,
+    size_text,
+)
 from .process import IN_BROWSER, WatchedProcess
 
 MOMENTS = [
@@ -139,10 +145,6 @@ def one_call_per_turn(scenario: str) -> bool:
     return "parallel" not in scenario
 
 
-def _call(call: dict) -> str:
-    return f"{call['name']} ({call['id']})"
-
-
 def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
     """What decides a resume, read from the disk: turns, the pending call(s) (pendingToolUse in version 1,
     pendingToolUses in version 2: the file says which), whether the ledger holds each pending id; and the outside
@@ -150,45 +152,32 @@ def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
     times a run of write_report began (its lines in tool-runs.log, written just before the tool runs)."""
     field = "pendingToolUse" if one_call_per_turn(scenario) else "pendingToolUses"
     facts = {"turns": "—", field: "— checkpoint.json なし", "ledger": "—"}
-    pending_ids = None
-    text = read_text(workdir / CHECKPOINT_FILE)
-    if text is not None:
+    found = read_folder(workdir)
+    cp, pending_ids = found["checkpoint"], None
+    if cp is not None:
         try:
-            cp = json.loads(text)
-            if "pendingToolUses" in cp:  # version 2: an array
-                calls = list(cp["pendingToolUses"])
-                shown = "[" + ", ".join(_call(c) for c in calls) + "]"
-                facts.pop(field)
-                field, facts["pendingToolUses"] = "pendingToolUses", shown
-            else:
-                pending = cp["pendingToolUse"]
-                calls = [pending] if pending else []
-                facts.pop(field)
-                field, facts["pendingToolUse"] = "pendingToolUse", _call(pending) if pending else "null"
+            kind, calls, shown = pending_calls(cp)
+            facts.pop(field)
+            field, facts[kind] = kind, shown
             pending_ids = [call["id"] for call in calls]
             facts["turns"] = str(cp["turns"])
-        except (ValueError, KeyError, TypeError):
+        except (KeyError, TypeError):
             facts[field] = "checkpoint.json を読めません"
             pending_ids = None
-    if pending_ids:
-        try:
-            ledger = json.loads(read_text(workdir / EFFECTS_FILE) or "{}")
-            facts["ledger"] = "・".join(f"{i} {'あり' if i in ledger else 'なし'}" for i in pending_ids)
-        except (ValueError, TypeError):
-            facts["ledger"] = "effects.json を読めません"
-    elif text is not None:
+    ledger = {} if found["ledger"] is None else found["ledger"]
+    if pending_ids and isinstance(ledger, dict):
+        facts["ledger"] = "・".join(f"{i} {'あり' if i in ledger else 'なし'}" for i in pending_ids)
+    elif pending_ids:
+        facts["ledger"] = "effects.json を読めません"
+    elif cp is not None:
         facts["ledger"] = "— 宙ぶらりんな呼び出しなし"
-    report = read_text(workdir / REPORT_FILE)
-    facts["report"] = "あり" if (workdir / REPORT_FILE).exists() else "なし"
-    key = key_of(report or "")
+    facts["report"] = "あり" if found["exists"][REPORT_FILE] else "なし"
+    key = key_of(found["report"] or "")
     if key is not None:  # the idempotent write_report's answer
         facts["report"] += f"（冪等キー {key}）"
     if not one_call_per_turn(scenario):
-        facts["summary"] = "あり" if (workdir / SUMMARY_FILE).exists() else "なし"
-    log = read_text(workdir / TOOL_LOG_FILE) or ""
-    ids = [
-        line.split(" ")[1] for line in log.splitlines() if line.split(" ")[0] == WRITE_REPORT and " " in line
-    ]
+        facts["summary"] = "あり" if found["exists"][SUMMARY_FILE] else "なし"
+    ids = [line.split(" ")[1] for line in found["runs"] if line.split(" ")[0] == WRITE_REPORT and " " in line]
     facts["write_report"] = f"{len(ids)}回"
     if len(set(ids)) > 1:  # several calls of it (the parallel task): how many times each one ran
         facts["write_report"] += "（" + "、".join(f"{i}: {ids.count(i)}回" for i in dict.fromkeys(ids)) + "）"

@@ -13,8 +13,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..vocab import DB_FILE, REPORT_FILE, TOOL_LOG_FILE
-from . import read_text, table
+from ..vocab import DB_FILE, TOOL_LOG_FILE
+from . import outside_lines, read_folder, read_text, table
 
 TASK_ID = "sales-report"
 
@@ -110,17 +110,12 @@ def tool_runs(workdir: Path, name: str = "write_report") -> int:
 def summary(workdir: Path, workflow_id: str = TASK_ID) -> str:
     """One line each: the workflow's status and recorded steps, tool-runs.log, report.txt."""
     found = query(workdir, "SELECT status FROM workflow_status WHERE workflow_uuid = ?", workflow_id)
-    recorded = query(workdir, "SELECT COUNT(*) FROM operation_outputs WHERE workflow_uuid = ?", workflow_id)
-    wf = f"{workflow_id} {found[0][0]}、記録済みのステップ {recorded[0][0]} 個" if found else "なし"
-    log = read_text(Path(workdir) / TOOL_LOG_FILE)
-    runs = log.splitlines() if log else []
-    return "\n".join(
-        [
-            f"{DB_FILE}: {wf}",
-            f"{TOOL_LOG_FILE}: {' / '.join(runs) if runs else '（実行なし）'}",
-            f"{REPORT_FILE}: {'あり' if (Path(workdir) / REPORT_FILE).exists() else 'なし'}",
-        ]
+    wf = (
+        f"{workflow_id} {found[0][0]}、記録済みのステップ {recorded(workdir, workflow_id)} 個"
+        if found
+        else "なし"
     )
+    return "\n".join([f"{DB_FILE}: {wf}", *outside_lines(read_folder(workdir))])
 
 
 def measure_cost(folder: Path, runs: int = 3) -> dict[str, dict[str, float]]:
