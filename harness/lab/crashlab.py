@@ -349,14 +349,9 @@ class CrashLab:
             description="スロー(ms)",
             tooltip="本物のプロセスが1ステップごとに止まる時間（講師用）",
         )
-        (
-            self.run_button,
-            self.resume_button,
-            self.step_button,
-            self.reset_button,
-            self.kill_button,
-            self.compare_button,
-        ) = (self._button(*spec) for spec in BUTTONS)
+        self.buttons = [self._button(*spec) for spec in BUTTONS]  # in BUTTONS' order
+        self.run_button, self.resume_button, self.step_button, self.reset_button = self.buttons[:4]
+        self.kill_button, self.compare_button = self.buttons[4:]
         self.kill_button.disabled = True
         self.status = w.HTML()
         self.facts = w.HTML()  # what decides a resume, on top of the file views (no scrolling needed)
@@ -411,17 +406,7 @@ class CrashLab:
         controls = w.HBox(
             [self.moment, self.turn, w.VBox([self.how, self.slow])], layout=w.Layout(flex_flow="row wrap")
         )
-        buttons = w.HBox(
-            [
-                self.run_button,
-                self.resume_button,
-                self.step_button,
-                self.reset_button,
-                self.kill_button,
-                self.compare_button,
-            ],
-            layout=w.Layout(flex_flow="row wrap"),
-        )
+        buttons = w.HBox(self.buttons, layout=w.Layout(flex_flow="row wrap"))
         files = w.HBox(
             [
                 w.VBox([w.HTML(f"<b>{name}</b>"), view], layout=w.Layout(width="33%"))
