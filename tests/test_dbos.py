@@ -623,6 +623,38 @@ def test_a_system_database_that_becomes_unusable_during_a_run_ends_it_with_a_mes
         assert (work / "dbos.sqlite").read_text(encoding="utf-8") == "レポート\n"
 
 
+STOP_TWICE = """
+import os, threading
+from harness.beyond import dbos_worker
+
+real_exit, both = os._exit, threading.Barrier(2, timeout=5)
+
+
+def exit_once_both_have_spoken(code):  # the process ends only after a second thread could have printed too
+    try:
+        both.wait()
+    except threading.BrokenBarrierError:  # the other thread never got that far: it was held back
+        pass
+    real_exit(code)
+
+
+os._exit = exit_once_both_have_spoken
+threads = [threading.Thread(target=dbos_worker.stop_now, args=(f"理由 {i}",)) for i in (1, 2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+"""
+
+
+def test_two_threads_that_end_the_process_at_once_print_one_reason(tmp_path):
+    """The watch and the workflow may both find the database gone: the person reads one error, not two interleaved."""
+    proc = subprocess.run([sys.executable, "-c", STOP_TWICE], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() in (["エラー: 理由 1"], ["エラー: 理由 2"]), proc.stderr
+
+
 # -------------------------------------------------------------------------------------------------- Postgres path
 
 

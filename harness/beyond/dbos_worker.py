@@ -63,9 +63,14 @@ class _Process:
 HERE = _Process()
 
 
+_STOPPING = threading.Lock()  # taken by the first thread that ends the process, never given back
+
+
 def stop_now(message: str, code: int = EXIT_ERROR) -> None:
     """End the process at once with `エラー: message` on stderr: nothing DBOS could record as the workflow's end, so it
-    stays as the last record left it (PENDING), and no worker thread is waited for."""
+    stays as the last record left it (PENDING), and no worker thread is waited for. When two threads find the end at
+    once (the watch and the workflow, say), the first one says why; the other waits here for the process to end."""
+    _STOPPING.acquire()
     try:
         sys.stdout.flush()
         print(texts.terminal_safe(f"エラー: {scrub(message, HERE.secrets)}"), file=sys.stderr, flush=True)
