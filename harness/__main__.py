@@ -254,9 +254,7 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         workdir.mkdir(parents=True, exist_ok=True)
         if options.engine is None:
             refuse_engine_left_here(options)
-        if (
-            options.resume
-        ):  # the task on disk continues in the mode it was started in (harness/beyond/modes.py)
+        if options.resume:  # the task on disk continues in the mode it was started in (beyond/modes.py)
             # read while no other run changes it: a folder in use is refused as such
             with hold_workdir(workdir):
                 refuse_another_mode(workdir, options.parallel, options.idempotent, bool(options.engine))
