@@ -4,7 +4,7 @@ Usage: python bench/dbos_engine.py [RUNS]   (default 7)
        python bench/dbos_engine.py --workers [N]   (default 5; needs the PostgreSQL server binaries)
 
 1. DBOS.launch() and DBOS.destroy() on a fresh SQLite file, in a fresh process each time: with DBOS's defaults (its
-   log at INFO, its notification thread polling every 1.0 s) and with the settings harness.engine_dbos uses (log at
+   log at INFO, its notification thread polling every 1.0 s) and with the settings harness.beyond.engine_dbos uses (log at
    CRITICAL, polling every 0.01 s); the log lines DBOS prints on the way.
 2. Whole processes: `python -m harness` (the lesson's files), `python -m harness --engine dbos` (a clean run), and
    `--engine dbos --resume` after a kill at moment ② on turn 3.

@@ -55,8 +55,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness import HarnessError, load_effects
-from harness.modes import read_mode
-from harness.parallel import load_checkpoint_v2, pairing_problem
+from harness.beyond.modes import read_mode
+from harness.beyond.parallel import load_checkpoint_v2, pairing_problem
 
 # No checkpoint yet, no workflow or database yet, or not even the folder: the harness says so, and to start again.
 NOTHING_TO_RESUME = re.compile(r"--resume する対象(のワークフロー)?がありません")

@@ -19,18 +19,17 @@ import urllib.parse
 from pathlib import Path
 
 from . import settings, texts
+from .beyond.modes import refuse_another_mode
 from .crash import CrashPlan, SimulatedCrash
 from .errors import HarnessError
 from .files import append_line
 from .lock import hold_workdir
 from .loop import run_agent
 from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
-from .modes import refuse_another_mode
 from .run import Run, wall_clock_ms
 from .tools import TOOL_SCHEMAS
-from .vocab import CHECKPOINT_FILE, DB_FILE, DEFAULT_WORKDIR
+from .vocab import CHECKPOINT_FILE, DB_FILE, DEFAULT_WORKDIR, EXIT_CRASHED
 
-EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
 EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -59,7 +58,7 @@ class Options:
 
     def __init__(self, resume: bool = False, workdir: str = DEFAULT_WORKDIR, real: bool = False) -> None:
         self.resume, self.workdir, self.real = resume, workdir, real
-        self.parallel = self.idempotent = False  # beyond the lesson (harness/scenarios.py)
+        self.parallel = self.idempotent = False  # beyond the lesson (harness/beyond/scenarios.py)
         self.engine: str | None = None  # --engine dbos
         self.database_url: str | None = None  # --database-url (with --engine dbos)
 
@@ -76,8 +75,8 @@ def main(options: Options, env=os.environ) -> str:
 
 
 def main_dbos(options: Options, env=os.environ) -> str:
-    """Beyond the lesson (--engine dbos): the same task as a DBOS workflow (harness/engine_dbos.py, notebook 13)."""
-    from .engine_dbos import main as dbos_main  # imports dbos and SQLAlchemy: only with --engine dbos
+    """Beyond the lesson (--engine dbos): the same task as a DBOS workflow (harness/beyond/engine_dbos.py, notebook 13)."""
+    from .beyond.engine_dbos import main as dbos_main  # imports dbos and SQLAlchemy: only with --engine dbos
 
     run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
               listeners=listeners_from_env(env))  # fmt: skip
@@ -85,8 +84,8 @@ def main_dbos(options: Options, env=os.environ) -> str:
 
 
 def main_beyond(options: Options, env=os.environ) -> str:
-    """Beyond the lesson (--parallel, --idempotent): the same run as main(), the scenario of harness/scenarios.py."""
-    from .scenarios import run_scenario, scenario_of
+    """Beyond the lesson (--parallel, --idempotent): the same run as main(), the scenario of harness/beyond/scenarios.py."""
+    from .beyond.scenarios import run_scenario, scenario_of
 
     run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
               listeners=listeners_from_env(env))  # fmt: skip
@@ -255,7 +254,7 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         workdir.mkdir(parents=True, exist_ok=True)
         if options.engine is None:
             refuse_engine_left_here(options)
-        if options.resume:  # the task on disk continues in the mode it was started in (harness/modes.py)
+        if options.resume:  # the task on disk continues in the mode it was started in (beyond/modes.py)
             # read while no other run changes it: a folder in use is refused as such
             with hold_workdir(workdir):
                 refuse_another_mode(workdir, options.parallel, options.idempotent, bool(options.engine))

@@ -4,7 +4,7 @@ switch is refused (not quietly "off"), a misspelt HARNESS_ name is refused, an e
 refused, and the events file may not be any file of the task or of the harness.
 
 check(env, options) runs once, before anything is written; the readers below are what the rest of the package calls
-(harness/engine_dbos.py reads its switches with switch(env, NAME) too).
+(harness/beyond/engine_dbos.py reads its switches with switch(env, NAME) too).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .vocab import CLEANED_BY_A_FRESH_START, NOTES_FILE, STATE_FILES
 # On/off settings: "1" is on; "0" or empty (or unset) is off; anything else is refused.
 SWITCHES = ("HARNESS_DEBUG", "HARNESS_IDEMPOTENT_TOOLS")
 SWITCH_VALUES = {"": False, "0": False, "1": True}
-# Settings only the engine reads (harness/engine_dbos.py); without --engine dbos they are refused, never ignored.
+# Settings only the engine reads (harness/beyond/engine_dbos.py); without --engine dbos they are refused, never ignored.
 ENGINE_SETTINGS = (
     "HARNESS_DATABASE_URL",
     "HARNESS_TASK_ID",

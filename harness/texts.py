@@ -304,7 +304,7 @@ def print_transcript(event) -> None:
 
 
 # ---- Beyond the lesson: the pending set (--parallel) and idempotent tools (--idempotent) -------------------------
-# (harness/parallel.py, harness/idempotent.py, harness/scenarios.py; notebooks 11 and 12)
+# (harness/beyond/parallel.py, harness/beyond/idempotent.py, harness/beyond/scenarios.py; notebooks 11 and 12)
 
 PARALLEL_TASK = "sales-notes.txt を読んで文字数も数え、report.txt にレポートを、summary.txt に1行の要約を書き出してください。"
 PARALLEL_DONE_OK = "report.txt と summary.txt を書き出しました。タスク完了。"
@@ -313,7 +313,7 @@ CHECKPOINT_VERSION_2 = (
     "{path} の version={version} です。このプログラムは version=1 と version=2 しか受け付けないため、"
     "読み込みを拒否します。\n" + START_OVER
 )
-# Which mode a task was started in (mode.json, harness/modes.py): --resume never drops one.
+# Which mode a task was started in (mode.json, harness/beyond/modes.py): --resume never drops one.
 MODE_DROPPED = (
     "作業フォルダ {path} のタスクは {started} で始めたものです（{file}）。{missing} なしで再開するとそのモードの約束を"
     "守れないので、再開しません（ファイルには触れていません）。\n削除せずに、{command} で続きから再開してください。"
@@ -363,7 +363,7 @@ MOMENT_ONLY_ONE = "  {label}:1"
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# --engine dbos (beyond the lesson: the same task as a DBOS durable workflow). Used by harness/engine_dbos.py only.
+# --engine dbos (beyond the lesson: the same task as a DBOS durable workflow). Used by harness/beyond/engine_dbos.py only.
 # ---------------------------------------------------------------------------------------------------------------------
 DBOS_LINES = {
     "dbos_start": "[dbos] ワークフロー {task_id} を開始（システムデータベース: {db}）",

@@ -15,7 +15,7 @@ TOOL_LOG_FILE = "tool-runs.log"
 # Written by the harness into every folder it has started a run in: only such a folder is ever cleaned up.
 MARKER_FILE = ".harness-workdir"
 # Beyond the lesson: the scenario a task was started in (--parallel, --idempotent), so --resume continues it as started.
-# The lesson's own runs never write it (harness/modes.py).
+# The lesson's own runs never write it (harness/beyond/modes.py).
 MODE_FILE = "mode.json"
 # The files the harness itself keeps; the model's tools may neither read nor write them.
 STATE_FILES = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE, MARKER_FILE, MODE_FILE)
@@ -76,6 +76,8 @@ WRITER_LABELS = {
 }
 ALL_LABELS = {**CRASH_LABELS, **WRITER_LABELS}
 CRASH_MODES = ("simulated", "sigkill")
+# How a crashed run ends, simulated or real: what a shell shows for a process killed by SIGKILL.
+EXIT_CRASHED = 137
 
 # reconcile's three branches (their log lines are texts.RECONCILE_LINES).
 BRANCHES = ("hit", "rerun", "unknown")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 
 from . import texts
+from .checkpoint import write_json_atomic
 from .errors import HarnessError
 from .files import fsync_folder, read_bytes, write_new_file
-from .modes import record_mode
 from .tools import ensure_notes
-from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, DB_FILES, MARKER_FILE, OUTPUT_FILES
+from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, MARKER_FILE, MODE_FILE
 
 
 def start_fresh(run) -> None:
@@ -28,8 +28,9 @@ def start_fresh(run) -> None:
         found = [name for name in CLEANED_BY_A_FRESH_START if os.path.lexists(folder / name)]
         if found:
             raise HarnessError(texts.NOT_OUR_FOLDER.format(path=folder, files=", ".join(found)))
-    # the engine's database goes too: a later `--engine dbos --resume` must not revive the task abandoned here
-    for name in (*OUTPUT_FILES, *DB_FILES):
+    # every scenario's outputs go, the engine's database too: a later `--engine dbos --resume` (or a look at
+    # summary.txt) must not revive the task abandoned here
+    for name in CLEANED_BY_A_FRESH_START:
         try:
             os.unlink(folder / name)  # a link goes, never what it points to
         except FileNotFoundError:
@@ -42,9 +43,9 @@ def start_fresh(run) -> None:
             fsync_folder(folder)  # the old checkpoint is gone for good before anything else changes
     if not os.path.lexists(marker):
         write_new_file(marker, texts.MARKER_TEXT.encode("utf-8"))
-    # beyond the lesson (harness/modes.py): the task's mode, after the marker that makes this folder ours
+    # beyond the lesson (harness/beyond/modes.py): the task's mode, after the marker that makes this folder ours
     if getattr(run, "mode", None):
-        record_mode(folder, run.mode)
+        write_json_atomic(folder / MODE_FILE, {"mode": run.mode})
     ensure_notes(folder)
     run.emit("start")
 

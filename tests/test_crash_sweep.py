@@ -169,7 +169,7 @@ def _log(work):
 
 def _run_until(work, scenario, plan=None, resume=False, completed=None):
     """Run (or resume) a scenario in-process; `completed` collects each tool implementation that returned."""
-    from harness.scenarios import run_scenario
+    from harness.beyond.scenarios import run_scenario
 
     run = Run(work, clock=lambda: 1, crash=plan)
     if completed is not None:

@@ -345,7 +345,7 @@ def test_a_planned_real_kill_shows_its_command_with_crash_after(lab):
 
 
 def clean_run_events(scenario="lesson"):
-    from harness.scenarios import clean_events
+    from harness.beyond.scenarios import clean_events
 
     return clean_events(scenario)
 
@@ -881,3 +881,29 @@ def test_in_a_kernel_the_status_goes_out_before_the_picture_is_drawn(tmp_path):
         assert b"<svg" in bytes(lab.timeline.value)[:400] and lab.timeline.layout.display is None
 
     asyncio.run(asyncio.wait_for(click_and_wait(), timeout=60))
+
+
+# ------------------------------------------------------------------------------- what a child process inherits
+
+
+def test_a_child_never_inherits_the_crash_settings_nor_a_name_its_caller_unsets(monkeypatch):
+    from harness.lab.process import child_env
+
+    monkeypatch.setenv("CRASH_AFTER", "after-save-a:1")
+    monkeypatch.setenv("REPRO_CRASH", "2")  # an exercise's own setting: the exercise says what its child gets
+    assert "CRASH_AFTER" not in child_env() and child_env()["REPRO_CRASH"] == "2"
+    assert "REPRO_CRASH" not in child_env({"REPRO_CRASH": None})
+    assert child_env({"REPRO_CRASH": "3"})["REPRO_CRASH"] == "3"
+
+
+@pytest.mark.parametrize(("n", "seen"), [(None, "なし"), ("3", "3")])
+def test_a_repro_run_gets_exactly_its_own_repro_crash_whatever_the_notebook_has(
+    tmp_path, monkeypatch, n, seen
+):
+    from harness.exercises.repro import run_script
+
+    monkeypatch.setenv("REPRO_CRASH", "2")  # set in the learner's notebook, say
+    script = tmp_path / "repro.py"
+    script.write_text("import os\nprint(os.environ.get('REPRO_CRASH', 'なし'))\n", encoding="utf-8")
+    proc = run_script(script, tmp_path / "run", "wrong", n, time_limit=60)
+    assert proc.stdout.strip() == seen, proc.stderr

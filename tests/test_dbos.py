@@ -203,7 +203,7 @@ def test_an_idempotent_write_report_keyed_by_workflow_and_step_ids_writes_once_a
     assert resume.returncode == 0, resume.stderr
     report = (work / "report.txt").read_text(encoding="utf-8")
     expected = lesson_report(tmp_path)
-    assert report == expected + f"\n<!-- idempotency-key: {TASK_ID}/6 -->\n"
+    assert report == f"<!-- 冪等キー: {TASK_ID}/6 -->\n" + expected  # notebook 12's format: the key first
     skipped = "[tool] write_report: キー sales-report/6 のレポートはすでにある、書き直さない"
     if (
         label == "after-tool-run"
@@ -404,7 +404,7 @@ class TwoToolsAtOnce:
 def test_a_workflow_that_fails_ends_with_one_japanese_line_and_stays_failed(tmp_path, capfd):
     from harness import HarnessError
     from harness.__main__ import Options
-    from harness.engine_dbos import main
+    from harness.beyond.engine_dbos import main
 
     options = Options(workdir=str(tmp_path / "w"))
     options.engine = "dbos"
@@ -498,7 +498,7 @@ def recorded_result(work: Path, step: int) -> dict:
     return json.loads(out)
 
 
-KEY_2 = "\n<!-- idempotency-key: sales-report/2 -->\n"
+KEY_2 = "<!-- 冪等キー: sales-report/2 -->\n"  # the first line, as notebook 12's idempotent write_report
 
 
 def test_a_fresh_run_reusing_a_key_for_other_content_cannot_tell_and_writes_nothing(tmp_path, api):
@@ -507,12 +507,12 @@ def test_a_fresh_run_reusing_a_key_for_other_content_cannot_tell_and_writes_noth
     first, second = "一回目の本文\n", "二回目の、もっと長い本文です\n"
     api.plan = writes_keep_txt(first)
     assert harness(work, "--real", env={**api.env(), "HARNESS_IDEMPOTENT_TOOLS": "1"}).returncode == 0
-    assert (work / "keep.txt").read_text(encoding="utf-8") == first + KEY_2
+    assert (work / "keep.txt").read_text(encoding="utf-8") == KEY_2 + first
     api.plan = writes_keep_txt(second)
     again = harness(work, "--real", env={**api.env(), "HARNESS_IDEMPOTENT_TOOLS": "1"})
     assert again.returncode == 0, again.stderr
     assert "すでにある" not in again.stdout  # not "already written": this call never wrote keep.txt
-    assert (work / "keep.txt").read_text(encoding="utf-8") == first + KEY_2  # left as it was, not overwritten
+    assert (work / "keep.txt").read_text(encoding="utf-8") == KEY_2 + first  # left as it was, not overwritten
     result = recorded_result(work, 2)
     assert result["is_error"] is True
     assert "呼び出し sales-report/2 が起きたかどうかは分かりません" in result["content"]
@@ -525,13 +525,13 @@ def test_a_fresh_run_that_asks_for_exactly_what_is_there_is_answered_with_what_i
     assert harness(work, "--real", env={**api.env(), "HARNESS_IDEMPOTENT_TOOLS": "1"}).returncode == 0
     again = harness(work, "--real", env={**api.env(), "HARNESS_IDEMPOTENT_TOOLS": "1"})
     assert "[tool] write_report: キー sales-report/2 のレポートはすでにある、書き直さない" in again.stdout
-    assert (work / "keep.txt").read_text(encoding="utf-8") == "同じ本文\n" + KEY_2
+    assert (work / "keep.txt").read_text(encoding="utf-8") == KEY_2 + "同じ本文\n"
     assert recorded_result(work, 2)["content"] == "keep.txt に 5 文字のレポートを書き出しました"  # 同じ本文\n
 
 
 def test_write_report_once_writes_skips_or_cannot_tell_by_key_and_content(tmp_path):
     from harness import ToolError
-    from harness.engine_dbos import write_report_once
+    from harness.beyond.engine_dbos import write_report_once
 
     events: list = []
     run = Run(tmp_path, listeners=[events.append])
@@ -543,9 +543,9 @@ def test_write_report_once_writes_skips_or_cannot_tell_by_key_and_content(tmp_pa
     assert (tmp_path / "r.md").stat().st_ino == written and [e.kind for e in events] == ["already_written"]
     with pytest.raises(ToolError, match="呼び出し sales-report/6 が起きたかどうかは分かりません"):
         once(tmp_path, {**report, "content": "別の本文\n"})  # the same key, other content: another call
-    assert (tmp_path / "r.md").read_text(encoding="utf-8") == "本文\n" + KEY_2.replace("/2", "/6")
+    assert (tmp_path / "r.md").read_text(encoding="utf-8") == KEY_2.replace("/2", "/6") + "本文\n"
     assert write_report_once(run, "sales-report/4")(tmp_path, report)  # another key: an ordinary write
-    assert (tmp_path / "r.md").read_text(encoding="utf-8").endswith("sales-report/4 -->\n")
+    assert (tmp_path / "r.md").read_text(encoding="utf-8").startswith("<!-- 冪等キー: sales-report/4 -->\n")
 
 
 def failing_second_call(case: str):
@@ -621,6 +621,38 @@ def test_a_system_database_that_becomes_unusable_during_a_run_ends_it_with_a_mes
     assert proc.stdout.splitlines()[-1] == "[turn 1][step 2 記録] read_notes の結果"
     if how == "replaced":  # never deleted by the harness
         assert (work / "dbos.sqlite").read_text(encoding="utf-8") == "レポート\n"
+
+
+STOP_TWICE = """
+import os, threading
+from harness.beyond import dbos_worker
+
+real_exit, both = os._exit, threading.Barrier(2, timeout=5)
+
+
+def exit_once_both_have_spoken(code):  # the process ends only after a second thread could have printed too
+    try:
+        both.wait()
+    except threading.BrokenBarrierError:  # the other thread never got that far: it was held back
+        pass
+    real_exit(code)
+
+
+os._exit = exit_once_both_have_spoken
+threads = [threading.Thread(target=dbos_worker.stop_now, args=(f"理由 {i}",)) for i in (1, 2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+"""
+
+
+def test_two_threads_that_end_the_process_at_once_print_one_reason(tmp_path):
+    """The watch and the workflow may both find the database gone: the person reads one error, not two interleaved."""
+    proc = subprocess.run([sys.executable, "-c", STOP_TWICE], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() in (["エラー: 理由 1"], ["エラー: 理由 2"]), proc.stderr
 
 
 # -------------------------------------------------------------------------------------------------- Postgres path
@@ -846,6 +878,60 @@ def test_postgres_a_killed_worker_is_taken_over_from_another_folder_after_its_fo
         note = [line for line in taken.stdout.splitlines() if "この作業フォルダにはありません" in line]
         assert note and f"ワークフローを始めたフォルダ: {a}" in note[0]
     assert _pg_rows(url, "SELECT status, executor_id FROM dbos.workflow_status") == [("SUCCESS", "b/job-7")]
+
+
+FINISHED = "[done-1][resume] ワークフロー done-1 はすでに完了しています（状態 SUCCESS）。記録された結果を返し、何も実行しない"
+DONE = "[done-1][done] report.txt にレポートを書き出しました。タスク完了。"
+
+
+def finished_on_a_shared_database(tmp_path: Path, request, kind: str, name: str) -> tuple[dict, Path]:
+    """A task run to its end in folder a on a shared database (SQLite file or PostgreSQL): (its settings, a)."""
+    url = (request.getfixturevalue("postgres")(name) if kind == "postgres"
+           else f"sqlite:///{tmp_path / 'shared.db'}")  # fmt: skip
+    env = {"HARNESS_DATABASE_URL": url, "HARNESS_TASK_ID": "done-1"}
+    a = tmp_path / "a"
+    first = harness(a, env=env)
+    assert first.returncode == 0, first.stderr
+    return env, a
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_finished_workflow_resumed_in_its_own_folder_returns_its_result_and_says_nothing_more(
+    tmp_path, request, kind
+):
+    env, a = finished_on_a_shared_database(tmp_path, request, kind, "finished_here")
+    again = harness(a, "--resume", env=env)
+    assert (again.returncode, again.stdout) == (0, f"{FINISHED}\n{DONE}\n"), again.stderr
+    assert len(tool_runs(a)) == 3  # nothing ran again
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_finished_workflow_resumed_from_another_folder_says_its_report_is_not_here_but_where_it_started(
+    tmp_path, request, kind
+):
+    env, a = finished_on_a_shared_database(tmp_path, request, kind, "finished_elsewhere")
+    b = tmp_path / "b"
+    for _ in range(2):  # and again: a second look from b still finds no report there
+        elsewhere = harness(b, "--resume", env=env)
+        assert elsewhere.returncode == 0, elsewhere.stderr
+        lines = elsewhere.stdout.splitlines()
+        assert (lines[0], lines[-1], len(lines)) == (FINISHED, DONE, 3)
+        assert lines[1].startswith("[done-1][dbos] write_report はこのプロセスでは実行していません")
+        assert "report.txt はこの作業フォルダにはありません" in lines[1]
+        assert lines[1].endswith(f"ワークフローを始めたフォルダ: {a.resolve()}）")
+        assert (
+            not (b / "report.txt").exists() and tool_runs(b) == []
+        )  # nothing ran here, nothing claimed here
+    assert (a / "report.txt").read_text(encoding="utf-8") == lesson_report(tmp_path)  # where the line says
+
+
+def test_a_finished_workflow_whose_report_was_removed_since_says_it_is_not_in_the_folder(tmp_path, request):
+    env, a = finished_on_a_shared_database(tmp_path, request, "sqlite", "")
+    (a / "report.txt").unlink()
+    again = harness(a, "--resume", env=env)
+    assert again.returncode == 0, again.stderr
+    assert "report.txt はこの作業フォルダにはありません" in again.stdout.splitlines()[1]
+    assert not (a / "report.txt").exists() and len(tool_runs(a)) == 3  # told, not written again
 
 
 @pytest.mark.parametrize("kind", ["postgres", "sqlite"])
@@ -1180,7 +1266,7 @@ def test_an_engine_resume_after_a_parallel_crash_names_the_parallel_command(tmp_
 def test_a_workflow_that_failed_in_a_shared_database_is_told_to_start_under_a_new_id_and_that_works(tmp_path):
     from harness import HarnessError
     from harness.__main__ import Options
-    from harness.engine_dbos import main
+    from harness.beyond.engine_dbos import main
 
     db = tmp_path / "shared.db"
     options = Options(workdir=str(tmp_path / "w"))

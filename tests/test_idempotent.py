@@ -9,7 +9,7 @@ import pytest
 
 from conftest import TESTS, TRANSCRIPTS, parse_transcripts, read_json, run_cli
 from harness import CrashPlan, HarnessError, Run, ScriptedModel, SimulatedCrash, ToolError, run_agent
-from harness.idempotent import (
+from harness.beyond.idempotent import (
     IDEMPOTENT_TOOL_IMPLS,
     IdempotentTool,
     lookup_report,
@@ -18,8 +18,8 @@ from harness.idempotent import (
     with_key,
     write_report_with_key,
 )
+from harness.beyond.scenarios import crash_moments, run_in_folder
 from harness.models import pairing_problem
-from harness.scenarios import crash_moments, run_in_folder
 from harness.tools import TOOL_IMPLS, TOOL_SCHEMAS
 from harness.vocab import ALL_LABELS, FIXED_TIME_MS
 
@@ -320,6 +320,6 @@ def test_run_tool_uses_keyed_gives_each_call_its_own_key(workdir):
 def test_notebook_12_shows_the_packages_blocks_and_has_the_notebook_parts():
     from test_parallel import notebook_problems
 
-    from harness import idempotent
+    from harness.beyond import idempotent
 
     assert notebook_problems("12_idempotent.ipynb", idempotent) == []

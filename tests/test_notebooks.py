@@ -156,7 +156,7 @@ def test_a_count_or_a_boolean_matched_by_its_own_kind_is_right(prediction, actua
 
 @pytest.mark.parametrize("text", ["after-save-a:①", "after-save-a:²", "after-save-a:", "after-save-a:4", "①"])
 def test_a_try_it_moment_that_is_not_one_prints_the_moments_and_never_raises(text, capsys):
-    from harness.scenarios import choose_moment
+    from harness.beyond.scenarios import choose_moment
 
     assert choose_moment("lesson", text) is None
     out = capsys.readouterr().out
@@ -164,7 +164,7 @@ def test_a_try_it_moment_that_is_not_one_prints_the_moments_and_never_raises(tex
 
 
 def test_a_try_it_moment_in_full_width_digits_is_read(capsys):
-    from harness.scenarios import choose_moment
+    from harness.beyond.scenarios import choose_moment
 
     assert choose_moment("parallel", "after-tool-run:４")[:2] == ("after-tool-run", 4)
 

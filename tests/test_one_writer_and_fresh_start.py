@@ -124,8 +124,8 @@ def test_a_fresh_start_killed_at_any_removal_leaves_no_checkpoint_beside_what_it
     import os
 
     from harness import SimulatedCrash
-    from harness.parallel import load_checkpoint_v2
-    from harness.scenarios import run_in_folder
+    from harness.beyond.parallel import load_checkpoint_v2
+    from harness.beyond.scenarios import run_in_folder
     from harness.vocab import CRASH_LABELS
 
     assert "after-effect-write" in CRASH_LABELS

@@ -19,14 +19,14 @@ from harness import (
     load_checkpoint,
     run_agent,
 )
-from harness.parallel import (
+from harness.beyond.parallel import (
     ParallelScriptedModel,
     load_checkpoint_v2,
     pairing_problem,
     report_text,
     run_agent_v2,
 )
-from harness.scenarios import clean_events, crash_moments, run_in_folder
+from harness.beyond.scenarios import clean_events, crash_moments, run_in_folder
 from harness.tools import READ_ONLY, TOOL_SCHEMAS
 from harness.vocab import ALL_LABELS, FIXED_TIME_MS, WRITER_LABELS
 
@@ -581,7 +581,7 @@ def notebook_problems(name: str, module) -> list[str]:
 
 
 def test_notebook_11_shows_the_packages_blocks_and_has_the_notebook_parts():
-    from harness import parallel
+    from harness.beyond import parallel
 
     assert notebook_problems("11_parallel.ipynb", parallel) == []
 

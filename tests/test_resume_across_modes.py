@@ -19,9 +19,9 @@ import pytest
 
 from conftest import cli_in_process
 from harness import texts
-from harness.modes import read_mode, record_mode, refuse_another_mode
-from harness.parallel import load_checkpoint_v2, pairing_problem
-from harness.scenarios import crash_moments
+from harness.beyond.modes import read_mode, record_mode, refuse_another_mode
+from harness.beyond.parallel import load_checkpoint_v2, pairing_problem
+from harness.beyond.scenarios import crash_moments
 from harness.vocab import MODE_FILE, SCENARIOS
 
 # (), (--parallel,), (--idempotent,), (--parallel, --idempotent), and the engine's --resume of a task of the files

@@ -181,7 +181,7 @@ def test_debug_on_shows_the_error_itself(workdir, monkeypatch):
 
 
 def test_debug_0_is_off_and_1_is_on_for_every_reader_the_engine_included():
-    # harness/engine_dbos.py reads HARNESS_DEBUG through settings.debug_on, like cli()
+    # harness/beyond/engine_dbos.py reads HARNESS_DEBUG through settings.debug_on, like cli()
     assert settings.debug_on({"HARNESS_DEBUG": "0"}) is False
     assert settings.debug_on({}) is False
     assert settings.debug_on({"HARNESS_DEBUG": "1"}) is True

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from harness import TOOL_SCHEMAS, CrashPlan, Run, SimulatedCrash, run_agent
-from harness.parallel import run_agent_v2
+from harness.beyond.parallel import run_agent_v2
 
 # The lesson's line: `最大${MAX_TURNS}ターンに達したため、自主的に停止します` with MAX_TURNS = 10 (written out, not read).
 STOPPED = "最大10ターンに達したため、自主的に停止します"

@@ -50,7 +50,7 @@ def run_script(script: Path, folder: Path, order: str, n: str | None, time_limit
     shutil.copyfile(script, copy)
     proc = run_jailed(
         [sys.executable, copy.name, order, work],
-        env={"REPRO_CRASH": n} if n else None,
+        env={"REPRO_CRASH": n},  # None: not set in the script's run, even when this process has it
         cwd=copy.parent,
         timeout=time_limit,
         max_chars=OUTPUT_LIMIT,

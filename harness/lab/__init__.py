@@ -17,7 +17,7 @@ from pathlib import Path
 from .. import texts
 from ..run import Event
 from ..texts import format_event, print_transcript  # print_transcript is also for notebooks
-from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, FIXED_TIME_MS, REPORT_FILE, TOOL_LOG_FILE
+from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, FIXED_TIME_MS, REPORT_FILE, SUMMARY_FILE, TOOL_LOG_FILE
 from .process import run_harness
 
 WATCHED = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE)
@@ -93,35 +93,85 @@ def pretty(text: str | None) -> str | None:
         return text
 
 
-def summary(workdir: Path) -> str:
-    """One line per file: what the lesson asks about (pendingToolUse, ledger keys, tool runs, report)."""
-    lines = []
-    cp = pretty(read_text(Path(workdir) / CHECKPOINT_FILE))
-    if cp is None:
-        lines.append("checkpoint.json: なし")
-    else:
+UNREADABLE = "（JSON として読めません）"
+
+
+def read_folder(workdir: Path) -> dict:
+    """A work folder as every notebook view shows it, read once and leniently (a torn file is shown, not refused):
+    checkpoint and ledger as parsed JSON (None: no file; UNREADABLE: not JSON), the tool runs, report.txt's text,
+    and which of the task's outputs exist. The one reader behind summary, the Crash Lab's facts and the DBOS view."""
+    folder = Path(workdir)
+    found: dict = {}
+    for key, name in (("checkpoint", CHECKPOINT_FILE), ("ledger", EFFECTS_FILE)):
+        text = read_text(folder / name)
         try:
-            data = json.loads(cp)
-            p = data.get("pendingToolUse")
-            pend = f"{p['name']} ({p['id']})" if p else "null"
-            lines.append(
-                f"checkpoint.json: turns={data.get('turns')} pendingToolUse={pend} "
-                f"messages={len(data.get('messages', []))}件"
-            )
-        except (ValueError, AttributeError, TypeError, KeyError):
-            lines.append("checkpoint.json: （JSON として読めません）")
-    effects = read_text(Path(workdir) / EFFECTS_FILE)
+            found[key] = None if text is None else json.loads(text)
+        except ValueError:
+            found[key] = UNREADABLE
+    log = read_text(folder / TOOL_LOG_FILE)
+    found["runs"] = log.splitlines() if log else []
+    found["report"] = read_text(folder / REPORT_FILE)
+    found["exists"] = {name: (folder / name).exists() for name in (REPORT_FILE, SUMMARY_FILE)}
+    return found
+
+
+def call_text(call: dict) -> str:
+    return f"{call['name']} ({call['id']})"
+
+
+def pending_calls(cp: object) -> tuple[str, list[dict], str]:
+    """(the checkpoint's pending field, its calls, how a view shows them): pendingToolUse in version 1, the
+    pendingToolUses array in version 2. KeyError or TypeError when the checkpoint has neither."""
+    if isinstance(cp, dict) and "pendingToolUses" in cp:
+        calls = list(cp["pendingToolUses"])
+        return "pendingToolUses", calls, "[" + ", ".join(call_text(c) for c in calls) + "]"
+    pending = cp["pendingToolUse"]  # type: ignore[index]
+    return "pendingToolUse", [pending] if pending else [], call_text(pending) if pending else "null"
+
+
+def checkpoint_line(cp: object, version: bool = False) -> str:
+    if cp is None:
+        return f"{CHECKPOINT_FILE}: なし"
     try:
-        keys = ", ".join(json.loads(effects)) if effects is not None else None
-    except ValueError:
-        keys = "（JSON として読めません）"
-    lines.append("effects.json: なし" if effects is None else f"effects.json: {{{keys}}}")
-    log = read_text(Path(workdir) / TOOL_LOG_FILE)
-    runs = log.splitlines() if log else []
-    lines.append(f"tool-runs.log: {' / '.join(runs) if runs else '（実行なし）'}")
-    report = Path(workdir) / REPORT_FILE
-    lines.append(f"report.txt: {'あり' if report.exists() else 'なし'}")
-    return "\n".join(lines)
+        field, _, pending = pending_calls(cp)
+        shown = f"version={cp['version']} " if version else ""  # type: ignore[index]
+        return (
+            f"{CHECKPOINT_FILE}: {shown}turns={cp['turns']} {field}={pending} "  # type: ignore[index]
+            f"messages={len(cp['messages'])}件"  # type: ignore[index]
+        )
+    except (KeyError, TypeError, AttributeError):
+        return f"{CHECKPOINT_FILE}: {UNREADABLE}"
+
+
+def outside_lines(found: dict) -> list[str]:
+    """The tool runs and the outputs: what the outside world saw."""
+    runs = found["runs"]
+    lines = [f"{TOOL_LOG_FILE}: {' / '.join(runs) if runs else '（実行なし）'}"]
+    lines.append(f"{REPORT_FILE}: {'あり' if found['exists'][REPORT_FILE] else 'なし'}")
+    parallel = isinstance(found["checkpoint"], dict) and "pendingToolUses" in found["checkpoint"]
+    if parallel or found["exists"][SUMMARY_FILE]:  # the --parallel task's second output
+        lines.append(f"{SUMMARY_FILE}: {'あり' if found['exists'][SUMMARY_FILE] else 'なし'}")
+    return lines
+
+
+def summary(workdir: Path, version: bool = False) -> str:
+    """One line per file: what the lesson asks about (pendingToolUse, ledger keys, tool runs, report); with
+    version=True also the checkpoint's version (notebooks 11 and 12, beside a version-2 checkpoint). Plain text with
+    relative names, stable in a notebook."""
+    found = read_folder(workdir)
+    ledger = found["ledger"]
+    if ledger is None:
+        effects = f"{EFFECTS_FILE}: なし"
+    elif isinstance(ledger, dict):
+        effects = f"{EFFECTS_FILE}: {{{', '.join(ledger)}}}"
+    else:
+        effects = f"{EFFECTS_FILE}: {UNREADABLE}"
+    return "\n".join([checkpoint_line(found["checkpoint"], version), effects, *outside_lines(found)])
+
+
+def summary_with_version(workdir: Path) -> str:
+    """summary(workdir, version=True): the view notebooks 11 and 12 print."""
+    return summary(workdir, version=True)
 
 
 class FileWatch:

@@ -4,7 +4,7 @@ The lab is one more listener of the loop's events: in the kernel it listens dire
 events the command line appends to HARNESS_EVENTS_FILE. Views are widget values (HTML, Image), never printed output,
 so a notebook showing the lab stays stable under nbval.
 
-Any scenario of harness/scenarios.py runs in it (the lesson's by default): in the kernel through run_in_folder, as a
+Any scenario of harness/beyond/scenarios.py runs in it (the lesson's by default): in the kernel through run_in_folder, as a
 process with the scenario's flags (cli_args). A parallel turn holds several calls, so the lab then lists every
 occurrence of the chosen moment (crash_moments) instead of the lesson's three turns, shows pendingToolUses (checkpoint
 version 2), and every reconcile of one resume.
@@ -16,7 +16,6 @@ import asyncio
 import difflib
 import functools
 import html
-import json
 import shutil
 import time
 from pathlib import Path
@@ -24,12 +23,20 @@ from pathlib import Path
 import ipywidgets as w
 
 from .. import texts
+from ..beyond.idempotent import key_of
+from ..beyond.scenarios import cli_args, crash_moments, run_in_folder
 from ..crash import CrashPlan, SimulatedCrash
 from ..errors import HarnessError
 from ..run import Event
-from ..scenarios import cli_args, crash_moments, run_in_folder
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, REPORT_FILE, SUMMARY_FILE, TOOL_LOG_FILE
-from . import compare_folders, pretty, read_text, size_text
+from . import (
+    compare_folders,
+    pending_calls,
+    pretty,
+    read_folder,
+    read_text,
+    size_text,
+)
 from .process import IN_BROWSER, WatchedProcess
 
 MOMENTS = [
@@ -41,7 +48,7 @@ MOMENTS = [
 ]
 # The lesson's turns: one call per turn, so the N-th occurrence of every label is turn N.
 TURNS = [("read_notes（1ターン目）", 1), ("count_words（2ターン目）", 2), ("write_report（3ターン目）", 3)]
-# The scenarios of harness/scenarios.py, the lesson's first (the default; the others never change it).
+# The scenarios of harness/beyond/scenarios.py, the lesson's first (the default; the others never change it).
 SCENARIO_OPTIONS = [
     ("レッスン（1ターンに1つのツール）", "lesson"),
     ("並列: 1ターンに複数のツール（--parallel）", "parallel"),
@@ -131,16 +138,11 @@ def highlight(before: str | None, after: str | None) -> str:
 
 FACT_NAMES = ("turns", "pendingToolUse", "ledger", "report", "write_report")
 WRITE_REPORT = "write_report"
-KEY_PREFIX, KEY_SUFFIX = texts.IDEMPOTENCY_KEY_LINE.split("{key}")
 
 
 def one_call_per_turn(scenario: str) -> bool:
     """The lesson's shape: one tool per turn (checkpoint version 1), so the N-th crash point of a label is turn N."""
     return "parallel" not in scenario
-
-
-def _call(call: dict) -> str:
-    return f"{call['name']} ({call['id']})"
 
 
 def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
@@ -150,45 +152,32 @@ def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
     times a run of write_report began (its lines in tool-runs.log, written just before the tool runs)."""
     field = "pendingToolUse" if one_call_per_turn(scenario) else "pendingToolUses"
     facts = {"turns": "—", field: "— checkpoint.json なし", "ledger": "—"}
-    pending_ids = None
-    text = read_text(workdir / CHECKPOINT_FILE)
-    if text is not None:
+    found = read_folder(workdir)
+    cp, pending_ids = found["checkpoint"], None
+    if cp is not None:
         try:
-            cp = json.loads(text)
-            if "pendingToolUses" in cp:  # version 2: an array
-                calls = list(cp["pendingToolUses"])
-                shown = "[" + ", ".join(_call(c) for c in calls) + "]"
-                facts.pop(field)
-                field, facts["pendingToolUses"] = "pendingToolUses", shown
-            else:
-                pending = cp["pendingToolUse"]
-                calls = [pending] if pending else []
-                facts.pop(field)
-                field, facts["pendingToolUse"] = "pendingToolUse", _call(pending) if pending else "null"
+            kind, calls, shown = pending_calls(cp)
+            facts.pop(field)
+            field, facts[kind] = kind, shown
             pending_ids = [call["id"] for call in calls]
             facts["turns"] = str(cp["turns"])
-        except (ValueError, KeyError, TypeError):
+        except (KeyError, TypeError):
             facts[field] = "checkpoint.json を読めません"
             pending_ids = None
-    if pending_ids:
-        try:
-            ledger = json.loads(read_text(workdir / EFFECTS_FILE) or "{}")
-            facts["ledger"] = "・".join(f"{i} {'あり' if i in ledger else 'なし'}" for i in pending_ids)
-        except (ValueError, TypeError):
-            facts["ledger"] = "effects.json を読めません"
-    elif text is not None:
+    ledger = {} if found["ledger"] is None else found["ledger"]
+    if pending_ids and isinstance(ledger, dict):
+        facts["ledger"] = "・".join(f"{i} {'あり' if i in ledger else 'なし'}" for i in pending_ids)
+    elif pending_ids:
+        facts["ledger"] = "effects.json を読めません"
+    elif cp is not None:
         facts["ledger"] = "— 宙ぶらりんな呼び出しなし"
-    report = read_text(workdir / REPORT_FILE)
-    facts["report"] = "あり" if (workdir / REPORT_FILE).exists() else "なし"
-    first = (report or "").partition("\n")[0]
-    if first.startswith(KEY_PREFIX) and first.endswith(KEY_SUFFIX):  # the idempotent write_report's answer
-        facts["report"] += f"（冪等キー {first[len(KEY_PREFIX) : -len(KEY_SUFFIX)]}）"
+    facts["report"] = "あり" if found["exists"][REPORT_FILE] else "なし"
+    key = key_of(found["report"] or "")
+    if key is not None:  # the idempotent write_report's answer
+        facts["report"] += f"（冪等キー {key}）"
     if not one_call_per_turn(scenario):
-        facts["summary"] = "あり" if (workdir / SUMMARY_FILE).exists() else "なし"
-    log = read_text(workdir / TOOL_LOG_FILE) or ""
-    ids = [
-        line.split(" ")[1] for line in log.splitlines() if line.split(" ")[0] == WRITE_REPORT and " " in line
-    ]
+        facts["summary"] = "あり" if found["exists"][SUMMARY_FILE] else "なし"
+    ids = [line.split(" ")[1] for line in found["runs"] if line.split(" ")[0] == WRITE_REPORT and " " in line]
     facts["write_report"] = f"{len(ids)}回"
     if len(set(ids)) > 1:  # several calls of it (the parallel task): how many times each one ran
         facts["write_report"] += "（" + "、".join(f"{i}: {ids.count(i)}回" for i in dict.fromkeys(ids)) + "）"
@@ -360,14 +349,9 @@ class CrashLab:
             description="スロー(ms)",
             tooltip="本物のプロセスが1ステップごとに止まる時間（講師用）",
         )
-        (
-            self.run_button,
-            self.resume_button,
-            self.step_button,
-            self.reset_button,
-            self.kill_button,
-            self.compare_button,
-        ) = (self._button(*spec) for spec in BUTTONS)
+        self.buttons = [self._button(*spec) for spec in BUTTONS]  # in BUTTONS' order
+        self.run_button, self.resume_button, self.step_button, self.reset_button = self.buttons[:4]
+        self.kill_button, self.compare_button = self.buttons[4:]
         self.kill_button.disabled = True
         self.status = w.HTML()
         self.facts = w.HTML()  # what decides a resume, on top of the file views (no scrolling needed)
@@ -422,17 +406,7 @@ class CrashLab:
         controls = w.HBox(
             [self.moment, self.turn, w.VBox([self.how, self.slow])], layout=w.Layout(flex_flow="row wrap")
         )
-        buttons = w.HBox(
-            [
-                self.run_button,
-                self.resume_button,
-                self.step_button,
-                self.reset_button,
-                self.kill_button,
-                self.compare_button,
-            ],
-            layout=w.Layout(flex_flow="row wrap"),
-        )
+        buttons = w.HBox(self.buttons, layout=w.Layout(flex_flow="row wrap"))
         files = w.HBox(
             [
                 w.VBox([w.HTML(f"<b>{name}</b>"), view], layout=w.Layout(width="33%"))

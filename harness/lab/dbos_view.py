@@ -1,7 +1,7 @@
 """Notebook helpers for --engine dbos: the engine's system database read as it is on disk, and what a turn costs.
 
 The views read the SQLite file with the standard library (read-only), so showing the tables needs no DBOS import;
-only measure_cost() imports dbos (through harness.engine_dbos).
+only measure_cost() imports dbos (through harness.beyond.engine_dbos).
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ import threading
 import time
 from pathlib import Path
 
-from ..vocab import REPORT_FILE, TOOL_LOG_FILE
-from . import read_text, table
+from ..vocab import DB_FILE, TOOL_LOG_FILE
+from . import outside_lines, read_folder, read_text, table
 
-DB_FILE = "dbos.sqlite"  # harness.engine_dbos.DB_FILE (not imported: that would import dbos)
 TASK_ID = "sales-report"
 
 
@@ -111,17 +110,12 @@ def tool_runs(workdir: Path, name: str = "write_report") -> int:
 def summary(workdir: Path, workflow_id: str = TASK_ID) -> str:
     """One line each: the workflow's status and recorded steps, tool-runs.log, report.txt."""
     found = query(workdir, "SELECT status FROM workflow_status WHERE workflow_uuid = ?", workflow_id)
-    recorded = query(workdir, "SELECT COUNT(*) FROM operation_outputs WHERE workflow_uuid = ?", workflow_id)
-    wf = f"{workflow_id} {found[0][0]}、記録済みのステップ {recorded[0][0]} 個" if found else "なし"
-    log = read_text(Path(workdir) / TOOL_LOG_FILE)
-    runs = log.splitlines() if log else []
-    return "\n".join(
-        [
-            f"{DB_FILE}: {wf}",
-            f"{TOOL_LOG_FILE}: {' / '.join(runs) if runs else '（実行なし）'}",
-            f"{REPORT_FILE}: {'あり' if (Path(workdir) / REPORT_FILE).exists() else 'なし'}",
-        ]
+    wf = (
+        f"{workflow_id} {found[0][0]}、記録済みのステップ {recorded(workdir, workflow_id)} 個"
+        if found
+        else "なし"
     )
+    return "\n".join([f"{DB_FILE}: {wf}", *outside_lines(read_folder(workdir))])
 
 
 def measure_cost(folder: Path, runs: int = 3) -> dict[str, dict[str, float]]:
@@ -140,7 +134,7 @@ def measure_cost(folder: Path, runs: int = 3) -> dict[str, dict[str, float]]:
     from sqlalchemy.engine import Engine
 
     from .. import TOOL_SCHEMAS, Run, ScriptedModel, run_agent, save_checkpoint
-    from .. import engine_dbos as eng
+    from ..beyond import engine_dbos as eng
 
     turns = 3
     writes: list[int] = []

@@ -116,24 +116,17 @@ def draw_timeline(events, ax) -> None:
     points: dict[
         str, list[tuple[int, int]]
     ] = {}  # each kind's points, drawn in one go (a scatter each is slow)
+
+    def label_above(text: str, x: int, lane: int) -> None:
+        labels.append((x, ax.annotate(text, (x, lane), xytext=(0, 14), textcoords="offset points", fontsize=8,
+                                      ha="left")))  # fmt: skip
+
     for event in events:
         kind, data = event.kind, event.data
         if kind == "resume":
             lane, turn = 0, data["turn"]
             x += 1
-            labels.append(
-                (
-                    x,
-                    ax.annotate(
-                        f"再開 turn={turn} pending={data['pending'] or 'なし'}",
-                        (x, lane),
-                        xytext=(0, 14),
-                        textcoords="offset points",
-                        fontsize=8,
-                        ha="left",
-                    ),
-                )
-            )
+            label_above(f"再開 turn={turn} pending={data['pending'] or 'なし'}", x, lane)
             continue
         if kind not in MARKS:
             continue
@@ -141,19 +134,7 @@ def draw_timeline(events, ax) -> None:
         if kind == "save_a":
             turn = data["turn"]
             pending[turn] = data["pending"]
-            labels.append(
-                (
-                    x,
-                    ax.annotate(
-                        f"{turn}: {data['pending']}",
-                        (x, lane),
-                        xytext=(0, 14),
-                        textcoords="offset points",
-                        fontsize=8,
-                        ha="left",
-                    ),
-                )
-            )
+            label_above(f"{turn}: {data['pending']}", x, lane)
             unrecorded = sum(1 for name in pending_names(data["pending"]) if name not in READ_ONLY)
             if unrecorded:
                 window_start = x

@@ -30,16 +30,16 @@ PRIVATE_SETTINGS = (
     "HARNESS_SLOW_MS",
     "HARNESS_EVENTS_FILE",
     "HARNESS_API_DEADLINE_S",
-    "REPRO_CRASH",
 )
 
 
 def child_env(env: dict | None = None) -> dict:
-    """This process's environment without the crash and watch settings, with the fixed clock, plus `env`."""
+    """This process's environment without the crash and watch settings, with the fixed clock, plus `env`: a name
+    given as None is one the child must not have, whatever this process has (a caller's own setting, passed in)."""
     full = {k: v for k, v in os.environ.items() if k not in PRIVATE_SETTINGS}
     full["HARNESS_FIXED_TIME_MS"] = str(FIXED_TIME_MS)
     full.update(env or {})
-    return full
+    return {k: v for k, v in full.items() if v is not None}
 
 
 def harness_argv(workdir: Path, *args: str) -> list[str]:

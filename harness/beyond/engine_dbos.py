@@ -43,123 +43,81 @@ Several workers (processes, machines) may share one system database (--database-
   the worker prints a [待機中] line every 10 s and ends after HARNESS_DATABASE_DEADLINE_S (default 60) with the
   command that resumes it; the workflow stays PENDING. A URL is never shown with its password.
 
+Here: the workflow and its steps, the log lines, and main(). Beside it: dbos_database.py (the URL, how it is shown,
+whether the database answers) and dbos_worker.py (this process's state, its task lock, the watch on the database).
 This module imports dbos (and SQLAlchemy): `harness.__main__` imports it only for --engine dbos.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 import re
 import shlex
 import signal
-import sqlite3
-import stat
 import sys
-import threading
 import time
-import urllib.parse
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, DBOSConfig, DBOSPortableJSONSerializer, SetWorkflowID
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from . import settings, texts
-from .crash import CrashPlan
-from .errors import HarnessError
-from .files import read_bytes, write_new_file
-from .lock import hold_workdir
-from .loop import MAX_TURNS, final_text
-from .models import APIError, ResponseRefused
-from .run import Run
-from .tools import TOOL_SCHEMAS, ToolError, ensure_notes, execute_tool, inside, write_report
-from .vocab import DB_FILE, DB_FILES, MARKER_FILE, WRITER_LABELS
-from .workdir import start_fresh
+from .. import settings, texts
+from ..crash import CrashPlan
+from ..errors import HarnessError
+from ..files import read_bytes, write_new_file
+from ..lock import hold_workdir
+from ..loop import MAX_TURNS, final_text
+from ..models import APIError, ResponseRefused
+from ..run import Run
+from ..tools import TOOL_SCHEMAS, ToolError, ensure_notes, execute_tool, inside
+from ..vocab import DB_FILE, EXIT_CRASHED, MARKER_FILE, WRITER_LABELS
+from ..workdir import start_fresh
+from .dbos_database import (
+    DATABASE_ERRORS,
+    Database,
+    database_detail,
+    database_target,
+    is_away,
+    is_damaged,
+    ready,
+    refuse_odd_database_files,
+    scrub,
+)
+from .dbos_worker import (
+    APP_NAME,
+    DEFAULT_DEADLINE_S,
+    DEFAULT_TASK_ID,
+    HERE,
+    POLL_S,
+    TaskLock,
+    Watch,
+    await_database,
+    stop_for_database,
+    stop_now,
+    wait_for_database,
+    wait_for_result,
+)
+from .idempotent import key_of, write_report_with_key
 
 try:
-    import fcntl
     import resource
-except ImportError:  # not on this platform: no task lock file, no open-file limit to check
-    fcntl = resource = None  # type: ignore[assignment]
+except ImportError:  # not on this platform: no open-file limit to check
+    resource = None  # type: ignore[assignment]
 
-APP_NAME = "harness"
 # Fixed, so a workflow started before an edit of this file is still recovered after it (DBOS recovers only the
 # workflows of the running application version, which it would otherwise compute from the code).
 APP_VERSION = "lesson6-dbos-1"
 QUEUE_PREFIX = "harness-task/"  # each task has a queue of its own: only a worker for that task listens to it
-POLL_S = 0.02
-DEFAULT_TASK_ID = "sales-report"
 DEFAULT_EXECUTOR = "local"  # DBOS's own default executor id: the worker's name when none is given
-EXIT_CRASHED = 137
-EXIT_ERROR = 1
-# After the workflow function returned, DBOS writes its final status; if that has not happened within this long, the
-# database no longer takes writes (DBOS retries a locked SQLite file with a back-off, so not a few seconds only).
-FINAL_WRITE_S = 30.0
-DEFAULT_DEADLINE_S = 60.0  # HARNESS_DATABASE_DEADLINE_S: how long a worker waits for an unreachable database
-WAIT_LINE_S = 10.0  # a [待機中] line this often while it waits
-FIRST_WAIT_LINE_S = 1.0  # the first one when the database has not answered for this long
-PROBE_S = 0.5  # how often the watch asks the database
 MIN_OPEN_FILES = 64  # DBOS's threads and connections, SQLite's files, the interpreter's own
 _NAME = re.compile(r"[A-Za-z0-9_.:-]{1,100}")
 TOOL_NAMES = tuple(schema["name"] for schema in TOOL_SCHEMAS)
-DATABASE_ERRORS = (SQLAlchemyError, sqlite3.Error)
-# Query parameters of a URL shown as they are; any other value (password=, sslpassword=, ...) is shown as ***
-SHOWN_QUERY = ("host", "port", "dbname", "sslmode", "connect_timeout", "application_name", "uri", "mode")
-POSTGRES_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
-
-
-class _Process:
-    """What this process's DBOS steps report to. DBOS keeps one application per process (its workflows and steps are
-    registered globally), so the run it serves is per process too, set by main() before DBOS launches."""
-
-    def __init__(self) -> None:
-        self.run: Run | None = None
-        self.client = None
-        # (workflow id, step id) of every step executed in this process; the others were replayed from their record
-        self.ran: set[tuple[str, int]] = set()
-        self.db = DB_FILE  # the system database as the messages show it
-        self.secrets: tuple[str, ...] = ()  # what no message may contain (the URL's password, in every form)
-        self.resume_command = ""  # the command that continues this task (in every message that ends the run)
-        self.returned_at: float | None = None  # when the workflow function last returned (time.monotonic())
-        self.target: Database | None = None  # the system database (when main() runs)
-        self.task_id = DEFAULT_TASK_ID
-        self.deadline = DEFAULT_DEADLINE_S
-        self.check = None  # how the database is asked whether it answers (TaskLock.check)
-        self.prefix = ""  # what every transcript line starts with ([task-id] on a shared database)
-        self.waiting = threading.Lock()
-        self.begun = False  # whether the task's workflow is in the database (else nothing was started yet)
-        self.command = ""  # the command as given (what to run again when nothing was started)
-
-
-HERE = _Process()
 
 
 def _executing() -> None:
     HERE.ran.add((DBOS.workflow_id, DBOS.step_id))
-
-
-def scrub(text: str, secrets: tuple[str, ...] | None = None) -> str:
-    """Text with every secret of the database URL (in each of its spellings) replaced by ***."""
-    for secret in sorted(secrets if secrets is not None else HERE.secrets, key=len, reverse=True):
-        if secret:
-            text = text.replace(secret, "***")
-    return text
-
-
-def stop_now(message: str, code: int = EXIT_ERROR) -> None:
-    """End the process at once with `エラー: message` on stderr: nothing DBOS could record as the workflow's end, so it
-    stays as the last record left it (PENDING), and no worker thread is waited for."""
-    try:
-        sys.stdout.flush()
-        print(texts.terminal_safe(f"エラー: {scrub(message)}"), file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
-    os._exit(code)
 
 
 def stop_for_api_error(err: APIError) -> None:
@@ -168,23 +126,6 @@ def stop_for_api_error(err: APIError) -> None:
     message = texts.API_FAILED.format(kind=kind, status=err.status, message=texts.untrusted(err.message))
     hint = texts.DBOS_API_FAILED_HINT.format(task_id=DBOS.workflow_id, command=HERE.resume_command)
     stop_now(f"{message}\n{hint}")
-
-
-def stop_for_database(err: BaseException | str) -> None:
-    """The system database stopped taking what the engine writes: say so and end, rather than wait for it."""
-    detail = err if isinstance(err, str) else database_detail(err)
-    if (
-        HERE.target is not None and not HERE.target.default
-    ):  # a shared database is never wiped by a fresh start
-        stop_now(texts.DBOS_DB_LOST_SHARED.format(db=HERE.db, detail=detail, command=HERE.resume_command))
-    stop_now(texts.DBOS_DB_LOST.format(db=HERE.db, detail=detail))
-
-
-def database_detail(err: BaseException) -> str:
-    """The driver's own words for a database error, on one line, safe for a terminal and without the password."""
-    orig = getattr(err, "orig", None) or err
-    text = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
-    return texts.untrusted(scrub(text))
 
 
 @DBOS.step(name="call_model")
@@ -253,25 +194,6 @@ def task_workflow(started_in: str, task: str, idempotent: bool) -> str:
         HERE.returned_at = time.monotonic()
 
 
-def is_away(err: BaseException, db: Database) -> bool:
-    """Whether a database error means "not reachable now" (worth waiting for) rather than "broken"."""
-    if db.sqlite is not None:
-        return _busy(err)
-    orig = getattr(err, "orig", None) or err
-    return (
-        getattr(err, "connection_invalidated", False)
-        or isinstance(err, sa.exc.OperationalError)
-        or (type(orig).__name__ == "OperationalError" and type(orig).__module__.startswith("psycopg"))
-    )
-
-
-def await_database() -> None:
-    """Block this thread until the database answers again ([待機中] lines), or end the process at the deadline.
-    One thread waits and prints at a time; the others wait for it."""
-    with HERE.waiting:
-        wait_for_database(HERE.target, HERE.deadline, HERE.task_id, check=HERE.check)
-
-
 def back_then_resume() -> None:
     """The workflow lost its database in the middle of a step: DBOS cannot go on with it in this process (the step
     failed), and must not record it as failed. Once the database answers again, this process becomes the task's
@@ -312,10 +234,7 @@ def _task(started_in: str, task: str, idempotent: bool) -> str:
         if (DBOS.workflow_id, step) in HERE.ran:
             run.emit("save_b", turn=turns, step=step)  # ledger and point B are the same record here
         elif tool_use["name"] == "write_report" and not tool_result.get("is_error"):
-            path = tool_use.get("input", {}).get("path") if isinstance(tool_use.get("input"), dict) else None
-            if isinstance(path, str) and not os.path.lexists(run.workdir / path):
-                run.emit("dbos_not_here", name="write_report", path=texts.untrusted(path),
-                         started_in=texts.untrusted(started_in))  # fmt: skip
+            tell_if_not_here(run, tool_use.get("input"), started_in)
         messages.append({"role": "user", "content": [tool_result]})
         response = call_model(messages)
         step += 1
@@ -323,10 +242,34 @@ def _task(started_in: str, task: str, idempotent: bool) -> str:
     return final_text(response)
 
 
+def tell_if_not_here(run: Run, tool_input: object, started_in: str) -> None:
+    """A write_report this process did not run (its record replayed): when its file is not in this folder, say so,
+    and where the workflow started, rather than let the closing words claim a report here."""
+    path = tool_input.get("path") if isinstance(tool_input, dict) else None
+    if isinstance(path, str) and not os.path.lexists(run.workdir / path):
+        run.emit("dbos_not_here", name="write_report", path=texts.untrusted(path),
+                 started_in=texts.untrusted(started_in))  # fmt: skip
+
+
+def tell_finished_reports(run: Run, task_id: str, status) -> None:
+    """--resume of a finished workflow: DBOS returns its recorded result and runs nothing, so every write_report it
+    recorded as done was run by an earlier process, perhaps in another folder: tell_if_not_here for each."""
+    args = (status.input or {}).get("args") if isinstance(status.input, dict) else None
+    started_in = str(args[0]) if isinstance(args, (list, tuple)) and args else "?"
+    steps = DBOS.list_workflow_steps(task_id)
+    outputs = [step["output"] for step in steps if isinstance(step["output"], dict)]
+    asked = {block.get("id"): block.get("input") for out in outputs if out.get("type") == "message"
+             for block in out.get("content") or [] if isinstance(block, dict) and block.get("type") == "tool_use"}  # fmt: skip
+    for step in steps:
+        out = step["output"]
+        if step["function_name"] == "write_report" and isinstance(out, dict) and not out.get("is_error"):
+            tell_if_not_here(run, asked.get(out.get("tool_use_id")), started_in)
+
+
 def write_report_once(run: Run, key: str):
     """write_report made idempotent by the engine's ids: the report carries the key (workflow id/step id) of the call
-    that wrote it, in the same atomic write; a call whose key and content are already there writes nothing and
-    answers as the first call did.
+    that wrote it on its first line, in the same atomic write (write_report_with_key, notebook 12's format); a call
+    whose key and content are already there writes nothing and answers as the first call did.
 
     A key names one call, and one call's input is fixed (DBOS replays the model step that chose it), so "this call
     already wrote" means the file holds this key AND exactly this content. The same key with other content is another
@@ -335,27 +278,24 @@ def write_report_once(run: Run, key: str):
     earlier run's key. That call is not this one: the file cannot say whether this call happened (its write may have
     been replaced since by the other call), so the answer is the lesson's "cannot tell", an is_error, and nothing is
     written. "Not happened, write now" is not safe: it would be a second write of a call that may have happened,
-    which is what the key is there to prevent, over a file whose writer we cannot name.
+    which is what the key is there to prevent, over a file whose writer we cannot name. A file without this key (none,
+    another call's, not text) is not this call's: write_report replaces it (or says why it cannot).
     """
 
     def impl(workdir: Path, input: dict) -> str:
         path = inside(workdir, input.get("path"))
-        content = input.get("content")
-        if not isinstance(content, str):
-            raise ToolError(texts.BAD_TOOL_INPUT.format(name="write_report", detail="content は文字列です"))
-        mark = f"\n<!-- idempotency-key: {key} -->\n"
         try:
             found = read_bytes(path).decode("utf-8")
         except (OSError, UnicodeDecodeError):
-            found = None  # no report, or not text: write_report replaces it (or says why it cannot)
-        if found == content + mark:
-            run.emit("already_written", name="write_report", key=key)
-        elif found is not None and found.endswith(mark):
+            found = ""
+        # not this call's key (no file, another call's, not text), or content that is no text: an ordinary write
+        # (write_report_with_key checks the content, and writes the key and the report at once)
+        if key_of(found) != key or not isinstance(input.get("content"), str):
+            return write_report_with_key(workdir, input, key)
+        if found.partition("\n")[2] != input.get("content"):
             raise ToolError(texts.LOOKUP_CANNOT_TELL.format(path=input["path"], key=key))
-        else:
-            write_report(workdir, {**input, "content": f"{content}{mark}"})
-        # the words write_report answers with, for the report on disk (without the key line): this content
-        return texts.REPORT_WRITTEN.format(path=input["path"], chars=len(content))
+        run.emit("already_written", name="write_report", key=key)
+        return texts.REPORT_WRITTEN.format(path=input["path"], chars=len(input["content"]))
 
     return impl
 
@@ -408,161 +348,7 @@ def transcript(task_id: str | None):
 print_dbos_transcript = transcript(None)
 
 
-# ------------------------------------------------------------------------------------------- the system database
-
-
-@dataclass
-class Database:
-    """The system database: the URL DBOS is given, how messages show it, and what kind it is."""
-
-    url: str
-    shown: str
-    sqlite: Path | None = None  # the SQLite file, when it is one
-    default: bool = False  # the work folder's own dbos.sqlite
-    secrets: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def lock_file(self) -> Path | None:
-        """Beside a SQLite file given by URL (the work folder's own database is held by the folder's lock)."""
-        return (
-            None if self.sqlite is None or self.default else self.sqlite.with_name(self.sqlite.name + "-lock")
-        )
-
-
-def sqlite_uri(path: Path) -> str:
-    """SQLite's URI filename for this file, percent-encoded from the path's bytes: whatever the path holds (`?`, `#`,
-    `%41`, spaces, bytes that are not UTF-8), SQLite opens exactly this file."""
-    return "file:" + urllib.parse.quote(os.fsencode(path), safe="/")
-
-
-def sqlite_url(path: Path) -> str:
-    """A SQLAlchemy URL for this SQLite file: its URI filename, percent-encoded once more for the URL."""
-    url = sa.engine.URL.create("sqlite", database=sqlite_uri(path), query={"uri": "true"})
-    return url.render_as_string(hide_password=False)
-
-
-def default_database(workdir: Path) -> Database:
-    path = workdir.resolve() / DB_FILE
-    return Database(sqlite_url(path), DB_FILE, path, default=True)
-
-
-def database_target(options, env, workdir: Path) -> Database:
-    """--database-url, else HARNESS_DATABASE_URL, else dbos.sqlite in the work folder; refused up front (with the
-    reason, never the password) when the engine could not use it."""
-    url = getattr(options, "database_url", None) or env.get("HARNESS_DATABASE_URL")
-    if not url:
-        return default_database(workdir)
-    db = parse_database_url(url)
-    if (
-        db.sqlite is not None
-    ):  # the work folder's files are the harness's: a database given by URL stays outside
-        folder, file = os.path.realpath(workdir), os.path.realpath(db.sqlite)
-        if os.path.commonpath([folder, file]) == folder:
-            raise HarnessError(texts.DBOS_URL_IN_WORKDIR.format(db=db.shown, path=workdir))
-    return db
-
-
-def url_secrets(url: str) -> tuple[str, ...]:
-    """Every spelling of every secret a URL may carry, read without trusting its shape: the userinfo after the first
-    `:` up to the LAST `@` of the authority (a password with an unencoded @ included), and each query value that is
-    not a plain connection setting. Raw and percent-decoded, each."""
-    found: list[str] = []
-    _, _, rest = url.partition("://")
-    before_query, _, query = rest.partition("?")
-    if "@" in before_query:  # userinfo up to the last @ (a password may hold / or @ unencoded)
-        userinfo = before_query.rsplit("@", 1)[0]
-        if ":" in userinfo:
-            found.append(userinfo.split(":", 1)[1])
-    for part in re.split(r"[&;]", query):
-        key, _, value = part.partition("=")
-        if value and urllib.parse.unquote(key).strip().lower() not in SHOWN_QUERY:
-            found.append(value)
-    spelled = {
-        *found,
-        *(urllib.parse.unquote(s) for s in found),
-        *(urllib.parse.unquote_plus(s) for s in found),
-    }
-    return tuple(s for s in spelled if s)
-
-
-def _shown(u: sa.engine.URL, scheme: str) -> str:
-    """A parsed URL as messages show it: the password and every query value but plain settings as ***."""
-    user = u.username or ""
-    auth = f"{user}{':***' if u.password is not None else ''}@" if user or u.password is not None else ""
-    host = u.host or ""
-    host = f"[{host}]" if ":" in host else host
-    port = f":{u.port}" if u.port is not None else ""
-    query = "&".join(
-        f"{k}={v if k.lower() in SHOWN_QUERY else '***'}"
-        for k, values in u.query.items()
-        for v in (values if isinstance(values, tuple) else (values,))
-    )
-    return texts.untrusted(f"{scheme}://{auth}{host}{port}/{u.database or ''}{'?' + query if query else ''}")
-
-
-def parse_database_url(url: str) -> Database:
-    secrets = url_secrets(url)
-    scheme, sep, rest = url.partition("://")
-    scheme = scheme.lower()
-
-    def refuse(reason: str, shown: str | None = None):
-        shown = shown or texts.untrusted(f"{scheme}://…" if sep else "…")
-        return HarnessError(scrub(texts.DBOS_BAD_URL.format(url=shown, reason=texts.DBOS_URL_REASONS[reason]),
-                                  secrets))  # fmt: skip
-
-    if not sep or scheme not in (*POSTGRES_SCHEMES, "sqlite"):
-        raise refuse("scheme", texts.untrusted(scheme + "://…") if sep else None)
-    authority = rest.split("/", 1)[0].split("?", 1)[0]
-    if authority.count("@") > 1:
-        raise refuse("at")
-    hostport = authority.rsplit("@", 1)[-1]
-    if hostport.startswith("[") and "]" not in hostport:
-        raise refuse("bracket")
-    port = hostport.rsplit("]", 1)[-1] if hostport.startswith("[") else hostport
-    if ":" in port and not re.fullmatch(r"[0-9]{1,5}", port.split(":", 1)[1]):
-        raise refuse("port")
-    driver = "postgresql+psycopg" if scheme in POSTGRES_SCHEMES else "sqlite"
-    try:
-        u = sa.make_url(f"{driver}://{rest}")
-        port = u.port
-        query_port = u.query.get("port")
-        query_mode = u.query.get("mode")
-    except (ArgumentError, ValueError, TypeError):
-        raise refuse("unreadable") from None
-    shown = _shown(u, "postgresql" if driver != "sqlite" else "sqlite")
-    if driver == "sqlite":
-        if query_mode == "memory":
-            raise refuse("memory", shown)
-        return _sqlite_database(u, shown, secrets, refuse)
-    ports = [port] if port is not None else []
-    for value in query_port if isinstance(query_port, tuple) else ([query_port] if query_port else []):
-        ports += [int(v) if v.strip().isdigit() else -1 for v in value.split(",")]
-    if any(not 1 <= p <= 65535 for p in ports):
-        raise refuse("port", shown)
-    if not u.database:
-        raise refuse("no_database", shown)
-    if (
-        "connect_timeout" not in u.query
-    ):  # no connection attempt may outlast the deadline (libpq waits forever)
-        u = u.update_query_dict({"connect_timeout": "5"})
-    return Database(u.render_as_string(hide_password=False), shown, secrets=secrets)
-
-
-def _sqlite_database(u: sa.engine.URL, shown: str, secrets: tuple[str, ...], refuse) -> Database:
-    database = u.database or ""
-    uri = str(u.query.get("uri", "")).lower() in ("true", "1")
-    if uri and database.startswith("file:"):
-        parts = urllib.parse.urlsplit(database)
-        query = urllib.parse.parse_qs(parts.query)
-        if "memory" in query.get("mode", []) or parts.path in ("", ":memory:"):
-            raise refuse("memory" if parts.path in (":memory:",) or query.get("mode") else "no_file", shown)
-        path = Path(os.fsdecode(urllib.parse.unquote_to_bytes(parts.path)))
-    elif database in ("", ":memory:") or str(u.query.get("mode", "")) == "memory":
-        raise refuse("memory" if database else "no_file", shown)
-    else:
-        path = Path(database)
-    path = path if path.is_absolute() else Path.cwd() / path
-    return Database(sqlite_url(path), shown, path, secrets=secrets)
+# ---------------------------------------------------------------------------- settings, commands and the folder
 
 
 def _name(env, variable: str, default: str) -> str:
@@ -620,258 +406,12 @@ def resume_command(workdir: Path, db: Database, task_id: str, options, env, resu
     return texts.untrusted(command, limit=2000) + secret
 
 
-def _fresh(run: Run) -> None:
-    """A fresh start: the lesson's clean-up (which removes the folder's previous dbos.sqlite too)."""
-    start_fresh(run)
-
-
 def _adopt_folder(folder: Path) -> None:
     """--resume in a folder of a worker that takes over (it may be new): the marker and the input notes, nothing
     removed. A folder the harness did not make gets no marker, so its files are never cleaned later."""
     if not any(folder.iterdir()):
         write_new_file(folder / MARKER_FILE, texts.MARKER_TEXT.encode("utf-8"))
     ensure_notes(folder)
-
-
-def refuse_odd_database_files(folder: Path) -> None:
-    """The default system database and SQLite's files beside it must be plain files of their own (or absent): SQLite
-    follows a link, opens a FIFO and blocks, and writes through a hard link into a file somewhere else."""
-    for name in DB_FILES:
-        try:
-            info = os.lstat(folder / name)
-        except FileNotFoundError:
-            continue
-        except OSError as err:
-            kind = err.strerror or type(err).__name__
-            raise HarnessError(texts.DBOS_DB_NOT_PLAIN.format(name=name, kind=kind)) from None
-        if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
-            continue
-        kind = ("link" if stat.S_ISLNK(info.st_mode) else "folder" if stat.S_ISDIR(info.st_mode)
-                else "hardlink" if stat.S_ISREG(info.st_mode) else "other")  # fmt: skip
-        raise HarnessError(texts.DBOS_DB_NOT_PLAIN.format(name=name, kind=texts.DBOS_DB_KINDS[kind]))
-
-
-def file_id(path: Path | None) -> tuple[int, int] | None:
-    try:
-        info = os.lstat(path) if path is not None else None
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino) if info is not None and stat.S_ISREG(info.st_mode) else None
-
-
-# ------------------------------------------------------------------------------- the task's lock and the watch
-
-
-def _lock_key(task_id: str) -> int:
-    """The task's lock as a signed 64-bit number (PostgreSQL's advisory lock key; a byte offset on SQLite)."""
-    digest = hashlib.blake2b(f"{APP_NAME}/{task_id}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
-
-
-class TaskLock:
-    """This worker's hold on its task, for as long as the process lives (see the module's docstring)."""
-
-    def __init__(self, db: Database, task_id: str) -> None:
-        self.db, self.task_id, self.key = db, task_id, _lock_key(task_id)
-        self.fd: int | None = None
-        self.conn = None
-        self.engine = None
-
-    def take(self) -> bool:
-        """True when this worker now holds the task; False when a live process holds it."""
-        if self.db.sqlite is not None:
-            return self._take_file()
-        return self._take_postgres()
-
-    def _take_file(self) -> bool:
-        if fcntl is None or self.db.lock_file is None:
-            return True
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        try:
-            self.fd = os.open(self.db.lock_file, flags, 0o600)
-        except (
-            OSError
-        ) as err:  # (its folder is the database's: the same words as when the database cannot open)
-            raise HarnessError(texts.DBOS_CANNOT_OPEN.format(db=self.db.shown, detail=err.strerror)) from None
-        try:  # one byte per task, far beyond any content: POSIX record locks end with the process
-            fcntl.lockf(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, self.key & (2**62 - 1))
-        except OSError:
-            os.close(self.fd)
-            self.fd = None
-            return False
-        return True
-
-    def _take_postgres(self) -> bool:
-        if self.engine is None:
-            # keepalives: a worker whose machine died is noticed (its lock freed) within a minute, not hours
-            self.engine = sa.create_engine(self.db.url, poolclass=sa.NullPool, connect_args={
-                "connect_timeout": 5, "application_name": f"harness-lock/{self.task_id}",
-                "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3})  # fmt: skip
-        conn = self.engine.connect()
-        try:
-            conn.execute(sa.text("SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; "
-                                 "SET tcp_keepalives_count = 3"))  # fmt: skip
-            got = conn.execute(sa.text("SELECT pg_try_advisory_lock(:k)"), {"k": self.key}).scalar()
-            conn.commit()
-        except BaseException:
-            conn.close()
-            raise
-        if not got:
-            conn.close()
-            return False
-        self.conn = conn
-        return True
-
-    def check(self) -> str | None:
-        """None while this worker holds its task and the database answers; else why not (a SQLite file: whether it
-        takes a write; PostgreSQL: the lock's own connection, taken again if the server lost it). Ends the process
-        when another worker took the task meanwhile."""
-        if self.db.sqlite is not None:
-            return probe(self.db)  # a record lock lasts as long as the process
-        try:
-            if self.conn is not None:
-                self.conn.execute(sa.text("SELECT 1")).scalar()
-                self.conn.commit()
-                return None
-        except DATABASE_ERRORS:
-            try:
-                self.conn.close()
-            except DATABASE_ERRORS:
-                pass
-            self.conn = None
-        try:  # the server forgot the lock with the connection: take it again, unless another worker has it now
-            if not self._take_postgres():
-                stop_now(texts.DBOS_TASK_TAKEN.format(task_id=self.task_id))
-        except DATABASE_ERRORS as err:
-            return database_detail(err)
-        return None
-
-
-def probe(db: Database) -> str | None:
-    """None when the database takes a write right now; the driver's words when it is away or locked (worth waiting
-    for). Any other error (a file that is not a database, one that cannot be opened) is raised: waiting would not
-    help."""
-    try:
-        if db.sqlite is not None:
-            if not db.sqlite.exists():
-                return None  # not created yet (DBOS creates it): nothing to wait for
-            con = sqlite3.connect(sqlite_uri(db.sqlite) + "?mode=rw", uri=True, timeout=1.0)
-            try:
-                con.execute("BEGIN IMMEDIATE")  # the write lock another program may hold
-                con.execute("ROLLBACK")
-            finally:
-                con.close()
-            return None
-        engine = sa.create_engine(db.url, poolclass=sa.NullPool)
-        try:
-            with engine.connect() as conn:
-                conn.execute(sa.text("SELECT 1"))
-        finally:
-            engine.dispose()
-        return None
-    except sqlite3.Error as err:
-        if _busy(err):
-            return database_detail(err)
-        raise
-    except (
-        sa.exc.OperationalError
-    ) as err:  # PostgreSQL: no connection (a server away, a name that does not answer)
-        return database_detail(err)
-
-
-def ready(db: Database) -> str | None:
-    """At start: None once the database is there with DBOS's schema (DBOS creates both when missing)."""
-    problem = probe(db) if db.sqlite is not None else None
-    if problem is None:
-        try:
-            DBOS.migrate(db.url)
-        except sa.exc.OperationalError as err:
-            if db.sqlite is not None and not _busy(err):
-                raise
-            return database_detail(err)
-    return problem
-
-
-def _busy(err: BaseException) -> bool:
-    orig = getattr(err, "orig", None) or err
-    return getattr(orig, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED")
-
-
-def wait_for_database(db: Database, deadline: float, task_id: str, check=None) -> None:
-    """Return once `check` (default: probe) finds the database usable; a [待機中] line on stderr at once and every
-    WAIT_LINE_S meanwhile; at the deadline, end the process with the command that resumes the task."""
-    check = check or (lambda: probe(db))
-    since, next_line = time.monotonic(), FIRST_WAIT_LINE_S  # a moment's lock contention is not worth a line
-    while (problem := check()) is not None:
-        waited = time.monotonic() - since
-        if waited >= deadline:
-            said = texts.DBOS_UNREACHABLE if HERE.begun else texts.DBOS_UNREACHABLE_AT_START
-            stop_now(said.format(db=db.shown, deadline=f"{deadline:g}", detail=problem, task_id=task_id,
-                                 command=HERE.resume_command if HERE.begun else HERE.command))  # fmt: skip
-        if waited >= next_line:
-            next_line += WAIT_LINE_S
-            print(texts.terminal_safe(texts.DBOS_WAITING.format(db=db.shown, elapsed=f"{round(waited, 1):g}",
-                  deadline=f"{deadline:g}", detail=problem)), file=sys.stderr, flush=True)  # fmt: skip
-        time.sleep(min(PROBE_S, max(0.05, deadline - waited)))
-
-
-class Watch(threading.Thread):
-    """A thread beside DBOS's: DBOS waits for its database without limit (it retries every write until it succeeds);
-    this thread asks the database itself every PROBE_S and ends the process when it has been unreachable for the
-    deadline, or when another worker took the task over meanwhile. The workflow stays PENDING: resumable."""
-
-    def __init__(self, db: Database, lock: TaskLock, deadline: float, task_id: str) -> None:
-        super().__init__(daemon=True, name="harness-watch")
-        self.db, self.lock, self.deadline, self.task_id = db, lock, deadline, task_id
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        try:
-            while not self.stop.is_set():
-                time.sleep(
-                    PROBE_S
-                )  # not Event.wait: its timeout follows the wall clock under some fake clocks
-                if self.lock.check() is not None:
-                    await_database()
-        except (
-            DATABASE_ERRORS
-        ) as err:  # not away but broken (replaced, damaged): no record can be written now
-            if not self.stop.is_set():
-                stop_for_database(err)
-
-
-def wait_for_result(handle, db: Database, deadline: float) -> str:
-    """The workflow's result, polled every POLL_S; gives up (ends the process) when the system database stops being
-    usable: the SQLite file replaced or removed under the engine, a read that fails, a finished workflow function
-    whose end DBOS cannot write within FINAL_WRITE_S, or a workflow DBOS never takes off its queue. DBOS itself would
-    wait for its record forever."""
-    watched = file_id(db.sqlite) if db.default else None
-    while True:
-        try:
-            return _poll(handle, db, deadline, watched)
-        except DATABASE_ERRORS as err:
-            if not is_away(err, db):
-                stop_for_database(err)
-            await_database()
-
-
-def _poll(handle, db: Database, deadline: float, watched) -> str:
-    enqueued_since: float | None = None
-    while (status := handle.get_status().status) in ("PENDING", "ENQUEUED"):
-        if db.default and file_id(db.sqlite) != watched:
-            stop_for_database(texts.DBOS_DB_REPLACED)
-        returned = HERE.returned_at
-        if returned is not None and time.monotonic() - returned > FINAL_WRITE_S:
-            stop_for_database(texts.DBOS_DB_FINAL_WRITE.format(seconds=FINAL_WRITE_S))
-        if status == "ENQUEUED":  # on this task's own queue, which this worker polls every POLL_S
-            enqueued_since = enqueued_since or time.monotonic()
-            if time.monotonic() - enqueued_since > deadline:
-                stop_now(texts.DBOS_NOT_DEQUEUED.format(deadline=f"{deadline:g}", task_id=handle.workflow_id,
-                                                        command=HERE.resume_command))  # fmt: skip
-        else:
-            enqueued_since = None
-        time.sleep(POLL_S)
-    return handle.get_result(polling_interval_sec=POLL_S)
 
 
 # ------------------------------------------------------------------------------------------------ DBOS itself
@@ -974,6 +514,7 @@ def recover(run: Run, task_id: str, status, steps: int, executor: str):
     """
     if status.status == "SUCCESS":
         run.emit("dbos_finished", task_id=task_id, status=status.status)
+        tell_finished_reports(run, task_id, status)
     elif status.status == "PENDING" and status.executor_id != executor:
         run.emit("dbos_takeover", task_id=task_id, status=status.status, executor=worker_of(executor, task_id),
                  owner=texts.untrusted(worker_of(status.executor_id, task_id)), steps=steps)  # fmt: skip
@@ -993,18 +534,12 @@ def workflow_failed(task_id: str, status: str, error: object, hint: str) -> str:
     return f"{failed}\n{hint}"
 
 
-def is_damaged(err: BaseException) -> bool:
-    """Whether a database error says the SQLite file is not a database (or a damaged one)."""
-    orig = getattr(err, "orig", None) or err
-    return getattr(orig, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT")
-
-
 def main(options, run: Run, client, env=os.environ) -> str:
     """`python -m harness --engine dbos [--resume]`: the task as a DBOS workflow (see the module's docstring)."""
     try:
         return _main(options, run, client, env)
     except HarnessError as err:
-        raise HarnessError(scrub(str(err))) from None
+        raise HarnessError(scrub(str(err), HERE.secrets)) from None
 
 
 def _main(options, run: Run, client, env) -> str:
@@ -1030,13 +565,13 @@ def _main(options, run: Run, client, env) -> str:
     with hold_workdir(run.workdir):  # one process per work folder, as in the lesson's harness
         if options.resume and db.default:
             refuse_odd_database_files(run.workdir)  # before anything opens them
-            if not db.sqlite.exists():  # (a task of the files was refused by cli(): harness/modes.py)
+            if not db.sqlite.exists():  # (a task of the files was refused by cli(): harness/beyond/modes.py)
                 fresh = resume_command(run.workdir, db, task_id, options, env, resume=False)
                 raise HarnessError(texts.DBOS_NO_DATABASE.format(path=run.workdir / DB_FILE, command=fresh))
         debug = settings.debug_on(env)
         try:
             if not options.resume and db.default:  # the previous database goes with the previous checkpoint
-                _fresh(run)
+                start_fresh(run)  # the lesson's clean-up: it removes the previous dbos.sqlite too
             logging.getLogger("dbos").setLevel(logging.INFO if debug else logging.CRITICAL)
             lock = TaskLock(db, task_id)
             if (
@@ -1056,7 +591,7 @@ def _main(options, run: Run, client, env) -> str:
                 refuse_unresumable(status, task_id, db, options, env, run.workdir)
                 _adopt_folder(run.workdir)
             if not options.resume and not db.default:
-                _fresh(run)
+                start_fresh(run)
             watch = Watch(db, lock, deadline, task_id)
             watch.start()
             with launched(db.url, executor, debug, queues=[queue_name(task_id)]):
@@ -1083,10 +618,10 @@ def _main(options, run: Run, client, env) -> str:
         except DATABASE_ERRORS as err:
             if db.default and is_damaged(err):
                 raise HarnessError(
-                    texts.DBOS_DB_DAMAGED.format(db=db.shown, detail=database_detail(err))
+                    texts.DBOS_DB_DAMAGED.format(db=db.shown, detail=database_detail(err, db.secrets))
                 ) from None
             raise HarnessError(
-                texts.DBOS_CANNOT_OPEN.format(db=db.shown, detail=database_detail(err))
+                texts.DBOS_CANNOT_OPEN.format(db=db.shown, detail=database_detail(err, db.secrets))
             ) from None
     run.emit("done", text=text)
     return text

@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import texts
-from .checkpoint import write_json_atomic
-from .errors import HarnessError
-from .files import read_json
-from .vocab import CHECKPOINT_FILE, MODE_FILE, SCENARIOS
+from .. import texts
+from ..checkpoint import write_json_atomic
+from ..errors import HarnessError
+from ..files import read_json
+from ..vocab import CHECKPOINT_FILE, MODE_FILE, SCENARIOS
 
 # The scenarios a mode file may name (the lesson's is the absence of one).
 RECORDED = tuple(name for name in SCENARIOS if SCENARIOS[name])

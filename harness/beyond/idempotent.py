@@ -17,13 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from types import MappingProxyType
 
-from . import texts
-from .errors import HarnessError
-from .files import read_bytes
-from .ledger import load_effects, save_effect
-from .loop import run_tool_uses
-from .reconcile import reconcile
-from .tools import TOOL_IMPLS, ToolError, execute_tool, inside, write_report
+from .. import texts
+from ..errors import HarnessError
+from ..files import read_bytes
+from ..ledger import load_effects, save_effect
+from ..loop import run_tool_uses
+from ..reconcile import reconcile
+from ..tools import TOOL_IMPLS, ToolError, inside, write_report
 
 
 class IdempotentTool:
@@ -72,6 +72,15 @@ def lookup_report(workdir: Path, input: dict, key: str) -> str | None:
     return texts.REPORT_WRITTEN.format(path=input["path"], chars=len(body))
 
 
+def key_of(text: str) -> str | None:
+    """The idempotency key a report's first line carries (write_report_with_key's format), None without one."""
+    prefix, suffix = texts.IDEMPOTENCY_KEY_LINE.split("{key}")
+    first_line = text.partition("\n")[0]
+    if first_line.startswith(prefix) and first_line.endswith(suffix) and len(first_line) >= len(prefix + suffix):
+        return first_line[len(prefix) : len(first_line) - len(suffix)]
+    return None
+
+
 def with_key(run, key: str):
     """この1回の呼び出しのための run の写し。冪等なツールは key（tool_use_id）を冪等キーとして受け取って走る。"""
     keyed = copy.copy(run)
@@ -100,16 +109,11 @@ def reconcile_idempotent(run, cp: dict) -> dict | None:
     except ToolError:
         return reconcile(run, cp)  # 外の世界にも分からない: 推測せず、レッスンどおり正直に is_error
 
-    if output is not None:  # 起きていた: その結果を再利用し、再実行しない
-        run.emit("reconcile", branch="asked-done", id=pending["id"], name=pending["name"])
-    else:  # 起きていなかった: いま、同じ冪等キーで実行する
+    if output is None:  # 起きていなかった: いま、同じ冪等キーで実行する（レッスンの run_tool_uses で: 実行が先、記録が後）
         run.emit("reconcile", branch="asked-run", id=pending["id"], name=pending["name"])
-        try:
-            output = execute_tool(with_key(run, pending["id"]), {"type": "tool_use", **pending})
-        except ToolError as err:
-            return {"type": "tool_result", "tool_use_id": pending["id"], "is_error": True,
-                    "content": texts.TOOL_ERROR_RESULT.format(error=err)}
-    # どちらの場合も本物の結果を手にしている: 台帳へ記録する（実行が先、記録が後）
+        return run_tool_uses_keyed(run, [{"type": "tool_use", **pending}])[0]
+    # 起きていた: その結果を再利用し、再実行しない。本物の結果を手にしているので、台帳へ記録する
+    run.emit("reconcile", branch="asked-done", id=pending["id"], name=pending["name"])
     save_effect(run.effects_path, pending["id"],
                 {"name": pending["name"], "result": output, "at": run.clock()})
     run.emit("effect_written", id=pending["id"], name=pending["name"])

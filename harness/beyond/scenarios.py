@@ -10,31 +10,25 @@ in a folder, shared by the command line, the notebooks, the tests and the Crash 
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 from pathlib import Path
 
-from . import texts
-from .checkpoint import load_checkpoint
-from .idempotent import IDEMPOTENT_TOOL_IMPLS, reconcile_idempotent, run_tool_uses_keyed
-from .loop import run_agent
-from .models import ScriptedModel
-from .modes import continue_in_mode
-from .parallel import ParallelScriptedModel, load_checkpoint_v2, run_agent_v2
-from .run import Event, Run
-from .tools import TOOL_SCHEMAS
-from .vocab import (
+from .. import texts
+from ..checkpoint import load_checkpoint
+from ..loop import run_agent
+from ..models import ScriptedModel
+from ..run import Event, Run
+from ..tools import TOOL_SCHEMAS
+from ..vocab import (
     ALL_LABELS,
-    CHECKPOINT_FILE,
-    EFFECTS_FILE,
     FIXED_TIME_MS,
     LABEL_AFTER_EVENT,
-    REPORT_FILE,
     SCENARIOS,
-    SUMMARY_FILE,
-    TOOL_LOG_FILE,
 )
+from .idempotent import IDEMPOTENT_TOOL_IMPLS, reconcile_idempotent, run_tool_uses_keyed
+from .modes import continue_in_mode
+from .parallel import ParallelScriptedModel, load_checkpoint_v2, run_agent_v2
 
 
 def scenario_of(parallel: bool, idempotent: bool) -> str:
@@ -141,45 +135,3 @@ def choose_moment(scenario: str, text: str) -> tuple[str, int, str] | None:
         line = texts.MOMENT_ONLY_ONE if len(occurrences) == 1 else texts.MOMENT_RANGE
         print(line.format(label=name, count=len(occurrences)))
     return None
-
-
-def summary(workdir: str | Path) -> str:
-    """One line per file, for either checkpoint version: the version and pending call(s), the ledger's keys, the tool
-    runs, and whether each output exists (the lines of harness.lab.summary, plus version= and, for the --parallel
-    task, summary.txt).
-    Plain text with relative names, stable in a notebook."""
-    folder = Path(workdir)
-    lines, parallel = [], False
-    try:
-        cp = json.loads((folder / CHECKPOINT_FILE).read_text(encoding="utf-8"))
-        parallel = "pendingToolUses" in cp
-        if parallel:
-            pending = "[" + ", ".join(f"{p['name']} ({p['id']})" for p in cp["pendingToolUses"]) + "]"
-            field = "pendingToolUses"
-        else:
-            p = cp["pendingToolUse"]
-            pending, field = (f"{p['name']} ({p['id']})" if p else "null"), "pendingToolUse"
-        lines.append(
-            f"checkpoint.json: version={cp['version']} turns={cp['turns']} {field}={pending} "
-            f"messages={len(cp['messages'])}件"
-        )
-    except FileNotFoundError:
-        lines.append("checkpoint.json: なし")
-    except (ValueError, KeyError, TypeError, OSError):
-        lines.append("checkpoint.json: （読めません）")
-    try:
-        keys = ", ".join(json.loads((folder / EFFECTS_FILE).read_text(encoding="utf-8")))
-        lines.append(f"effects.json: {{{keys}}}")
-    except FileNotFoundError:
-        lines.append("effects.json: なし")
-    except (ValueError, OSError):
-        lines.append("effects.json: （読めません）")
-    try:
-        runs = (folder / TOOL_LOG_FILE).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        runs = []
-    lines.append(f"tool-runs.log: {' / '.join(runs) if runs else '（実行なし）'}")
-    lines.append(f"{REPORT_FILE}: {'あり' if (folder / REPORT_FILE).exists() else 'なし'}")
-    if parallel or (folder / SUMMARY_FILE).exists():  # the --parallel task's second output
-        lines.append(f"{SUMMARY_FILE}: {'あり' if (folder / SUMMARY_FILE).exists() else 'なし'}")
-    return "\n".join(lines)

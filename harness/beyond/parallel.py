@@ -10,27 +10,25 @@ several tool_use blocks.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from . import texts
-from .checkpoint import load_checkpoint, save_checkpoint
-from .errors import HarnessError
-from .files import read_json
-from .loop import MAX_TURNS, done, final_text, run_tool_uses
-from .models import APIError, ScriptedModel
-from .models import pairing_problem as lesson_pairing_problem
-from .reconcile import reconcile
-from .scene import checkpoint_problem_v2, ledger_problem_v2, read_ledger
-from .vocab import (
+from .. import texts
+from ..checkpoint import load_checkpoint, save_checkpoint
+from ..errors import HarnessError
+from ..files import read_json
+from ..loop import MAX_TURNS, done, final_text, run_tool_uses
+from ..models import APIError, ScriptedModel
+from ..models import pairing_problem as lesson_pairing_problem
+from ..reconcile import reconcile
+from ..scene import checkpoint_problem_v2, ledger_problem_v2, read_ledger
+from ..vocab import (
     CHECKPOINT_VERSION_2,
     EFFECTS_FILE,
-    MARKER_FILE,
     NOTES_FILE,
     REPORT_FILE,
     SUMMARY_FILE,
 )
-from .workdir import start_fresh as lesson_start_fresh
+from ..workdir import start_fresh  # the lesson's: it removes summary.txt too
 
 
 # fmt: off
@@ -134,21 +132,6 @@ def run_agent_v2(run, client, task: str = texts.PARALLEL_TASK, tools: list[dict]
 def pending_names(calls: list[dict]) -> str | None:
     """The pending set as the log shows it, e.g. "[read_notes, count_words]"; None when it is empty."""
     return "[" + ", ".join(call["name"] for call in calls) + "]" if calls else None
-
-
-def start_fresh(run) -> None:
-    """The lesson's fresh start, plus this task's second output (summary.txt), under the same rule: only in a folder
-    the harness has used before (its marker), never a file someone else made."""
-    summary = run.path(SUMMARY_FILE)
-    if not os.path.lexists(run.path(MARKER_FILE)) and os.path.lexists(summary):
-        raise HarnessError(texts.NOT_OUR_FOLDER.format(path=run.workdir, files=SUMMARY_FILE))
-    lesson_start_fresh(run)  # the checkpoint goes first, as in the lesson
-    try:
-        os.unlink(summary)  # a link goes, never what it points to
-    except FileNotFoundError:
-        pass
-    except OSError as err:
-        raise HarnessError(texts.CANNOT_CLEAN.format(path=summary, detail=err.strerror or err)) from None
 
 
 # ---- the --parallel task's scripted model ----------------------------------------------------------------------------
