@@ -559,5 +559,14 @@ BROWSER_IN_MEMORY = (
     "（ブラウザ版: 実験の作業フォルダ _work/… は、速さのためにメモリの中に作ります。ブラウザの保存領域 /drive は"
     "1回の読み書きに数ミリ秒かかるからです。カーネルを再起動すると消えます）"
 )
+BROWSER_READ_ONLY = (
+    "**ブラウザ版では、この notebook は実行できません。** DBOS はスレッドを使い、ブラウザの Python（Pyodide）は"
+    "スレッドを始められないからです（`can't start new thread`）。下の出力は、ローカル版で実行したときのものです。"
+    "自分で走らせるには、ノートPCで `bash scripts/lab.sh` を実行し、この notebook（`notebooks/13_dbos.ipynb`）を開いてください。"
+)
+BROWSER_NEEDS_PROCESSES = (
+    "ブラウザ版では確かめられません。この確認は答えを別のプロセスで走らせて落としますが、ブラウザの Python（Pyodide）は"
+    "プロセスを起動できないからです。ノートPCで bash scripts/lab.sh を実行し、この notebook を開いて確かめてください"
+)
 NO_PLOTS = "（ブラウザ版には matplotlib が入っていないので、図の代わりに同じ数を表で示します。図はローカル版で見られます）"
 NO_TIMELINE = "（ブラウザ版には matplotlib が入っていないので、タイムラインの図は出ません。出来事の順はログで見られます）"
