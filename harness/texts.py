@@ -471,6 +471,16 @@ LAB_KILL_LANDED = "今すぐキル（SIGKILL）が落ちた瞬間: {where}"
 LAB_KILL_STATUS = "今すぐキル: {where} で SIGKILL（シェルなら終了コード 137）。再開を押してください"
 LAB_KILL_TRANSCRIPT = "[kill] 今すぐキル: {where} で SIGKILL を送信（講師による）"
 LAB_KILL_MARK = "今すぐキル"
+# the browser edition's real kill: this interpreter dies (SIGKILL), the page restarts the kernel and the lab
+LAB_BROWSER_KILL_HOW = "本物のキル（Python ごと SIGKILL）"
+LAB_BROWSER_DYING = "Python のインタープリタを SIGKILL します。ページがカーネルを再起動し、このラボを開き直すまで待ってください"
+LAB_BROWSER_KILLED = (
+    "Python のインタープリタは {where} で SIGKILL され、終わりました（終了コード 137）。ページがカーネルを再起動し、"
+    "新しいインタープリタでこのラボを開き直しました。作業フォルダはキルのときのままです。再開を押してください"
+)
+LAB_BROWSER_KILLED_TRANSCRIPT = (
+    "[kill] {where} でインタープリタごと SIGKILL。カーネルを再起動し、作業フォルダから続けます"
+)
 # where a kill by hand landed, after the last event the process reported (the kill comes during the pause after it)
 LAB_LANDED = {
     None: "最初の地点A保存より前（checkpoint.json はまだありません）",

@@ -53,6 +53,25 @@ CELLS = """() => {
 }"""
 
 
+# Runs in the page: CODE in the notebook's kernel, as a cell would; returns what it printed (and any error's name).
+EXECUTE = """async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  let out = '';
+  const future = kernel.requestExecute({code});
+  future.onIOPub = (m) => {
+    if (m.header.msg_type === 'stream') out += m.content.text;
+    if (m.header.msg_type === 'error') out += m.content.ename + ': ' + m.content.evalue + '\\n';
+  };
+  await future.done;
+  return out;
+}"""
+
+
+def execute(page, code: str) -> str:
+    """Run CODE in the open notebook's kernel (not as a cell of the notebook); what it printed."""
+    return page.evaluate(EXECUTE, code)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

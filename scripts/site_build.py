@@ -215,10 +215,10 @@ def read_only(nb: dict) -> dict:
     from harness.texts import BROWSER_READ_ONLY
 
     nb = for_the_browser(nb, keep_outputs=True)
-    for cell in nb["cells"]:
-        cell.setdefault("metadata", {}).update(editable=False, deletable=False)
     note = {"cell_type": "markdown", "id": "browser-read-only", "metadata": {}, "source": BROWSER_READ_ONLY}
     nb["cells"].insert(0, note)
+    for cell in nb["cells"]:
+        cell.setdefault("metadata", {}).update(editable=False, deletable=False)
     return nb
 
 
