@@ -177,3 +177,16 @@ def text_of(cells: list[dict]) -> str:
                 if text:
                     parts.append(("".join(text) if isinstance(text, list) else text) + "\n")
     return "".join(parts)
+
+
+def real_kill_at_moment_two(page, timeout_s: float = 600) -> None:
+    """In the open Crash Lab: ② on write_report's turn, the real kill (the interpreter's own SIGKILL), 実行; returns
+    when the page has restarted the kernel and the lab, reopened in the new interpreter, says where it died."""
+    page.get_by_label("② ツール完了・台帳未記録").check()
+    page.get_by_label("write_report（3ターン目）").check()
+    page.get_by_label("本物のキル（Python ごと SIGKILL）").check()
+    page.locator("button.lab-run").click()
+    page.locator(".lab-status", has_text="after-tool-run:3 で SIGKILL され、終わりました").wait_for(
+        timeout=timeout_s * 1000
+    )
+    wait_kernel(page, timeout_s)

@@ -186,14 +186,7 @@ def test_crash_lab_kills_the_interpreter_and_resumes_in_a_fresh_one(site, browse
     expect = sync_api.expect
     page.wait_for_selector(".lab-view-effects", timeout=120_000)
     sb.execute(page, "BEFORE_THE_KILL = 1")
-    page.get_by_label("② ツール完了・台帳未記録").check()
-    page.get_by_label("write_report（3ターン目）").check()
-    page.get_by_label("本物のキル（Python ごと SIGKILL）").check()
-    page.locator("button.lab-run").click()
-    expect(page.locator(".lab-status")).to_contain_text(
-        "after-tool-run:3 で SIGKILL され、終わりました", timeout=600_000
-    )
-    sb.wait_kernel(page)
+    sb.real_kill_at_moment_two(page)
     # a new interpreter: what the old one held is gone; the folder on /drive is as the kill left it
     assert sb.execute(page, "print('BEFORE_THE_KILL' in globals())").strip() == "False"
     expect(page.locator(".lab-view-effects")).to_contain_text("toolu_02")
