@@ -471,6 +471,16 @@ LAB_KILL_LANDED = "今すぐキル（SIGKILL）が落ちた瞬間: {where}"
 LAB_KILL_STATUS = "今すぐキル: {where} で SIGKILL（シェルなら終了コード 137）。再開を押してください"
 LAB_KILL_TRANSCRIPT = "[kill] 今すぐキル: {where} で SIGKILL を送信（講師による）"
 LAB_KILL_MARK = "今すぐキル"
+# the browser edition's real kill: this interpreter dies (SIGKILL), the page restarts the kernel and the lab
+LAB_BROWSER_KILL_HOW = "本物のキル（Python ごと SIGKILL）"
+LAB_BROWSER_DYING = "Python のインタープリタを SIGKILL します。ページがカーネルを再起動し、このラボを開き直すまで待ってください"
+LAB_BROWSER_KILLED = (
+    "Python のインタープリタは {where} で SIGKILL され、終わりました（終了コード 137）。ページがカーネルを再起動し、"
+    "新しいインタープリタでこのラボを開き直しました。作業フォルダはキルのときのままです。再開を押してください"
+)
+LAB_BROWSER_KILLED_TRANSCRIPT = (
+    "[kill] {where} でインタープリタごと SIGKILL。カーネルを再起動し、作業フォルダから続けます"
+)
 # where a kill by hand landed, after the last event the process reported (the kill comes during the pause after it)
 LAB_LANDED = {
     None: "最初の地点A保存より前（checkpoint.json はまだありません）",
@@ -554,6 +564,19 @@ BROWSER_IN_KERNEL = (
 BROWSER_ONE_AT_A_TIME = (
     "（ブラウザ版: プロセスを2つ同時には動かせないので、このプロセスはいまカーネルの中で最後まで走り終えてから、"
     "次の行へ進みます。同時に動く2つのプロセスとロックは、ローカル版で確かめてください）"
+)
+BROWSER_IN_MEMORY = (
+    "（ブラウザ版: 実験の作業フォルダ _work/… は、速さのためにメモリの中に作ります。ブラウザの保存領域 /drive は"
+    "1回の読み書きに数ミリ秒かかるからです。カーネルを再起動すると消えます）"
+)
+BROWSER_READ_ONLY = (
+    "**ブラウザ版では、この notebook は実行できません。** DBOS はスレッドを使い、ブラウザの Python（Pyodide）は"
+    "スレッドを始められないからです（`can't start new thread`）。下の出力は、ローカル版で実行したときのものです。"
+    "自分で走らせるには、ノートPCで `bash scripts/lab.sh` を実行し、この notebook（`notebooks/13_dbos.ipynb`）を開いてください。"
+)
+BROWSER_NEEDS_PROCESSES = (
+    "ブラウザ版では確かめられません。この確認は答えを別のプロセスで走らせて落としますが、ブラウザの Python（Pyodide）は"
+    "プロセスを起動できないからです。ノートPCで bash scripts/lab.sh を実行し、この notebook を開いて確かめてください"
 )
 NO_PLOTS = "（ブラウザ版には matplotlib が入っていないので、図の代わりに同じ数を表で示します。図はローカル版で見られます）"
 NO_TIMELINE = "（ブラウザ版には matplotlib が入っていないので、タイムラインの図は出ません。出来事の順はログで見られます）"

@@ -53,6 +53,25 @@ CELLS = """() => {
 }"""
 
 
+# Runs in the page: CODE in the notebook's kernel, as a cell would; returns what it printed (and any error's name).
+EXECUTE = """async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  let out = '';
+  const future = kernel.requestExecute({code});
+  future.onIOPub = (m) => {
+    if (m.header.msg_type === 'stream') out += m.content.text;
+    if (m.header.msg_type === 'error') out += m.content.ename + ': ' + m.content.evalue + '\\n';
+  };
+  await future.done;
+  return out;
+}"""
+
+
+def execute(page, code: str) -> str:
+    """Run CODE in the open notebook's kernel (not as a cell of the notebook); what it printed."""
+    return page.evaluate(EXECUTE, code)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -158,3 +177,16 @@ def text_of(cells: list[dict]) -> str:
                 if text:
                     parts.append(("".join(text) if isinstance(text, list) else text) + "\n")
     return "".join(parts)
+
+
+def real_kill_at_moment_two(page, timeout_s: float = 600) -> None:
+    """In the open Crash Lab: ② on write_report's turn, the real kill (the interpreter's own SIGKILL), 実行; returns
+    when the page has restarted the kernel and the lab, reopened in the new interpreter, says where it died."""
+    page.get_by_label("② ツール完了・台帳未記録").check()
+    page.get_by_label("write_report（3ターン目）").check()
+    page.get_by_label("本物のキル（Python ごと SIGKILL）").check()
+    page.locator("button.lab-run").click()
+    page.locator(".lab-status", has_text="after-tool-run:3 で SIGKILL され、終わりました").wait_for(
+        timeout=timeout_s * 1000
+    )
+    wait_kernel(page, timeout_s)

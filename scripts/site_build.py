@@ -8,7 +8,8 @@ are reused, so a second build only re-copies files. What goes into site/:
     Pyodide's own builds);
   - ipywidgets and comm, and a `harness` wheel built from this checkout, added to the lock and preloaded at kernel
     start (loadPyodideOptions.packages), so notebooks import them unchanged;
-  - the notebooks 01-10, the Crash Lab, the level-1 exercise and the browser edition's note.
+  - the notebooks 01-13 (13, DBOS, as a read-only page: no threads in Pyodide), the Crash Lab, the exercises of
+    levels 1 and 2, level 2's solution, and the browser edition's note.
 """
 
 from __future__ import annotations
@@ -48,10 +49,17 @@ PRELOAD = ["harness", "ipywidgets"]
 NOTEBOOKS = [
     *(f"notebooks/{n}" for n in sorted(p.name for p in (ROOT / "notebooks").glob("[01][0-9]_*.ipynb")))
 ]
+READ_ONLY = [
+    "notebooks/13_dbos.ipynb"
+]  # served with its stored outputs and a line saying why it does not run here
 CONTENTS = [
-    *(n for n in NOTEBOOKS if int(Path(n).name[:2]) <= 10),
+    *NOTEBOOKS,
     "notebooks/crash_lab.ipynb",
     "exercises/level1_crash_moments.ipynb",
+    "exercises/level2_reversed_ledger.ipynb",
+    "exercises/level2_repro.py",
+    "solutions/level2_reversed_ledger.ipynb",
+    "solutions/level2_repro.py",
 ]
 NOTE = "browser/00_browser_edition.md"  # the browser edition's note, a notebook only the site carries
 
@@ -178,12 +186,16 @@ def contents(folder: Path) -> None:
     for rel in [*CONTENTS, note.relative_to(folder).as_posix()]:
         source = note if rel == note.relative_to(folder).as_posix() else ROOT / rel
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        if not rel.endswith(".ipynb"):
+            shutil.copy(source, folder / rel)
+            continue
+        nb = json.loads(source.read_text())
         (folder / rel).write_text(
-            json.dumps(for_the_browser(json.loads(source.read_text())), ensure_ascii=False)
+            json.dumps(read_only(nb) if rel in READ_ONLY else for_the_browser(nb), ensure_ascii=False)
         )
 
 
-def for_the_browser(nb: dict) -> dict:
+def for_the_browser(nb: dict, keep_outputs: bool = False) -> dict:
     """A notebook as the site serves it: the Pyodide kernel, and no outputs (those stored in the repository come from
     a local kernel and real processes; in the browser the learner's run writes its own)."""
     nb["metadata"]["kernelspec"] = {
@@ -192,8 +204,21 @@ def for_the_browser(nb: dict) -> dict:
         "language": "python",
     }
     for cell in nb["cells"]:
-        if cell["cell_type"] == "code":
+        if cell["cell_type"] == "code" and not keep_outputs:
             cell["outputs"], cell["execution_count"] = [], None
+    return nb
+
+
+def read_only(nb: dict) -> dict:
+    """A notebook the browser cannot run: its stored outputs kept, its cells locked, and a first cell saying why."""
+    sys.path.insert(0, str(ROOT))
+    from harness.texts import BROWSER_READ_ONLY
+
+    nb = for_the_browser(nb, keep_outputs=True)
+    note = {"cell_type": "markdown", "id": "browser-read-only", "metadata": {}, "source": BROWSER_READ_ONLY}
+    nb["cells"].insert(0, note)
+    for cell in nb["cells"]:
+        cell.setdefault("metadata", {}).update(editable=False, deletable=False)
     return nb
 
 

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -16,18 +15,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+sys.path.insert(0, str(ROOT / "scripts"))
+from site_browser import CHROMIUM, CHROMIUM_ARGS, free_port  # one launch recipe for every browser test
+
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 
 sync_api = pytest.importorskip("playwright.sync_api")
 if not Path(CHROMIUM).exists():
@@ -40,12 +31,6 @@ if not Path(CHROMIUM).exists():
     )
 
 BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import texts
 from ..crash import crash_on
+from ..lab.process import IN_BROWSER
 from ..ledger import load_effects, save_effect
 from ..tools import execute_tool
 from ..vocab import EFFECTS_FILE
@@ -26,8 +28,10 @@ from .answers import (
     take_sheet,
     unwrap,
 )
+from .fixcheck import TITLE as FIX_TITLE
 from .fixcheck import check_fix
 from .jail import SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S
+from .repro import TITLE as REPRO_TITLE
 from .repro import check_repro, show_repro_runs
 
 DIAGNOSIS_TITLE = "レベル2 (a)(b) 診断"
@@ -168,6 +172,8 @@ def check_level2_fix(
     Called without arguments, it reads `run_tool_uses_fixed` from the notebook. Each run of the function is stopped
     after time_limit seconds. show_answers=True also shows the lesson's run_tool_uses after a ✗.
     """
+    if IN_BROWSER:
+        return needs_processes(FIX_TITLE)
     run_tool_uses = from_notebook(run_tool_uses, "run_tool_uses_fixed")
     return check_fix(run_tool_uses, time_limit, show_answers)
 
@@ -176,6 +182,8 @@ def check_level2_repro(
     script: object = "level2_repro.py", *, time_limit: float = SCRIPT_TIME_LIMIT_S, show_answers: bool = False
 ) -> Verdict:
     """(d) the learner's reproduction script, run as real processes in a scratch copy (repro.py)."""
+    if IN_BROWSER:
+        return needs_processes(REPRO_TITLE)
     return check_repro(script, time_limit, show_answers)
 
 
@@ -183,7 +191,18 @@ def show_repro(
     script: object = "level2_repro.py", workdir: str = "_work", *, time_limit: float = SCRIPT_TIME_LIMIT_S
 ):
     """Run the reproduction script for both orders with REPRO_CRASH=3, then --resume both folders, like a terminal."""
+    if IN_BROWSER:
+        print(texts.BROWSER_NEEDS_PROCESSES)
+        return
     show_repro_runs(script, workdir, time_limit)
+
+
+def needs_processes(title: str) -> Verdict:
+    """The browser edition (Pyodide) has no processes: a check that runs some says so, unanswered, instead of
+    failing as if something were wrong."""
+    verdict = Verdict(title)
+    verdict.unanswered("この確認", texts.BROWSER_NEEDS_PROCESSES)
+    return verdict
 
 
 __all__ = [

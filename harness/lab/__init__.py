@@ -18,7 +18,7 @@ from .. import texts
 from ..run import Event
 from ..texts import format_event, print_transcript  # print_transcript is also for notebooks
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, FIXED_TIME_MS, REPORT_FILE, SUMMARY_FILE, TOOL_LOG_FILE
-from .process import run_harness
+from .process import IN_BROWSER, in_memory, run_harness
 
 WATCHED = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE)
 
@@ -31,6 +31,9 @@ def fixed_clock() -> int:
 def scratch(name: str) -> Path:
     """An empty scratch folder _work/NAME next to the notebook (a relative path, so outputs are stable)."""
     folder = Path("_work") / name
+    if IN_BROWSER:
+        in_memory(folder)  # JupyterLite's /drive is slow: a scratch folder in memory
+        return folder
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)

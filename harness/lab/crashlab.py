@@ -16,7 +16,9 @@ import asyncio
 import difflib
 import functools
 import html
+import os
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -57,8 +59,31 @@ SCENARIO_OPTIONS = [
 ]
 SCENARIO_NAMES = {value: label.split("（")[0].split(":")[0] for label, value in SCENARIO_OPTIONS}
 HOW = [("カーネル内（疑似キル）", "simulated"), ("本物のプロセス（SIGKILL）", "sigkill")]
-if IN_BROWSER:  # the browser edition has no processes to start or kill: the kernel's run only
-    HOW = HOW[:1]
+if (
+    IN_BROWSER
+):  # no process to start: a real kill here ends this interpreter, and the page restarts the kernel
+    HOW = [HOW[0], (texts.LAB_BROWSER_KILL_HOW, "sigkill")]
+# The browser edition: after a real kill the page restarts the kernel and runs the lab's cell again. It waits for
+# the lab's marker (.lab-dying set to "killed", sent just before the kill), never for a time.
+RESTART_AFTER_KILL = """
+const app = window.jupyterapp, out = element;
+if (app && !out.dataset.labWatch) {
+  out.dataset.labWatch = '1';
+  const panel = () => Array.from(app.shell.widgets('main')).find(w => w.content && w.node.contains(out));
+  const watch = setInterval(async () => {
+    const nb = panel();
+    if (!nb) { if (!out.isConnected) clearInterval(watch); return; }
+    const cell = nb.content.widgets.findIndex(c => c.node.contains(out));
+    const dying = nb.content.widgets[cell] && nb.content.widgets[cell].node.querySelector('.lab-dying');
+    if (!dying || dying.textContent.trim() !== 'killed') return;
+    clearInterval(watch);
+    await nb.sessionContext.restartKernel();
+    await nb.sessionContext.ready;
+    nb.content.activeCellIndex = cell;
+    await app.commands.execute('notebook:run-cell');
+  }, 200);
+}
+"""
 FILES = (CHECKPOINT_FILE, EFFECTS_FILE, TOOL_LOG_FILE)
 STEPS = ("save_a", "tool_ran", "effect_written", "save_b", "crash", "resume", "reconcile", "done")
 # inline, so it holds in any page (JupyterLab, Voila) whatever the page's own stylesheet does to <pre>
@@ -309,6 +334,8 @@ class CrashLab:
     def __init__(self, workdir: str | Path = "_work/crash-lab", timeline: bool = True) -> None:
         self.workdir = Path(workdir)
         self.events_file = self.workdir.parent / f"{self.workdir.name}.events.jsonl"
+        # the browser edition: where the interpreter was when it was killed, for the lab that opens after it
+        self.killed_file = self.workdir.parent / f"{self.workdir.name}.killed"
         self.with_timeline = timeline
         self.events: list[Event] = []
         self.shown: dict[str, tuple | None] = {name: None for name in FILES}  # (base, now) each view shows
@@ -352,7 +379,11 @@ class CrashLab:
         self.buttons = [self._button(*spec) for spec in BUTTONS]  # in BUTTONS' order
         self.run_button, self.resume_button, self.step_button, self.reset_button = self.buttons[:4]
         self.kill_button, self.compare_button = self.buttons[4:]
-        self.kill_button.disabled = True
+        if IN_BROWSER:  # slow motion is for a process watched while it runs; here nothing runs between clicks
+            self.slow.layout.display = "none"
+        self.kill_button.disabled = not IN_BROWSER  # in the browser it kills this interpreter, at any time
+        self.dying = w.HTML(layout=w.Layout(display="none"))  # "killed": the page restarts the kernel
+        self.dying.add_class("lab-dying")
         self.status = w.HTML()
         self.facts = w.HTML()  # what decides a resume, on top of the file views (no scrolling needed)
         self.facts_base: dict[str, str] | None = None  # the facts when the latest action began
@@ -386,7 +417,10 @@ class CrashLab:
         self.moment.observe(lambda _: self._update_turns(), "value")
         self.turn.observe(lambda _: self._update_where(), "value")
         self._update_where()
-        self.reset()
+        if IN_BROWSER and self.killed_file.exists():
+            self._after_kill()
+        else:
+            self.reset()
 
     def _button(self, description: str, style: str, icon: str, css: str, action: str) -> w.Button:
         # as wide as its label (never cut), and the row wraps rather than squeezing a button
@@ -431,11 +465,15 @@ class CrashLab:
         ]
         if self.with_timeline:
             parts += [w.HTML("<b>タイムライン</b>"), self.timeline]
-        return w.VBox(parts).add_class("lab-root")
+        return w.VBox([*parts, self.dying]).add_class("lab-root")
 
     def _repr_mimebundle_(self, **kwargs) -> dict:
         """The widget, and for a page that has no widget state yet (a notebook opened, its cell not yet run) one
         line saying so, instead of the widget tree's repr."""
+        if IN_BROWSER:  # shown by running the cell, so the page trusts it and runs it
+            from IPython.display import Javascript, display
+
+            display(Javascript(RESTART_AFTER_KILL))
         data = self.widget._repr_mimebundle_(**kwargs)
         data["text/plain"] = texts.LAB_NOT_SHOWN_YET
         return data
@@ -520,7 +558,38 @@ class CrashLab:
         self.status.value = f"<b>状態:</b> {html.escape(text)}"
 
     def _plan(self) -> CrashPlan | None:
-        return CrashPlan(self.moment.value, self.turn.value) if self.moment.value else None
+        if not self.moment.value:
+            return None
+        if IN_BROWSER and self.how.value == "sigkill":  # a real SIGKILL of this interpreter at that moment
+            return CrashPlan(self.moment.value, self.turn.value, mode="sigkill")
+        return CrashPlan(self.moment.value, self.turn.value)
+
+    # ---- the browser edition's real kill: this interpreter dies, the page restarts the kernel ---------------------
+    def _dying(self, where: str) -> None:
+        """Just before this interpreter is killed: note where (on /drive, which outlives the kernel) and tell the
+        page (.lab-dying), which restarts the kernel and runs the lab's cell again."""
+        self.killed_file.write_text(where, encoding="utf-8")
+        self._set_status(texts.LAB_BROWSER_DYING)
+        self.dying.value = "killed"
+
+    def _on_crash(self, event: Event) -> None:
+        if event.kind == "crash" and event.data.get("mode") == "sigkill":
+            self._dying(event.data["label"])
+
+    def _after_kill(self) -> None:
+        """The lab in a fresh interpreter after a real kill: the folder as the dead one left it, ready to resume."""
+        where = self.killed_file.read_text(encoding="utf-8")
+        self.killed_file.unlink()
+        self.how.value = "sigkill"
+        self.events, self.steps_taken, self.step_phase, self.phase = [], 0, None, "crashed"
+        self.crash_snapshot = self._disk()
+        self._clear_views()
+        self.timeline.layout.display = "none"
+        self._begin()
+        self.refresh()
+        self._say(texts.LAB_BROWSER_KILLED_TRANSCRIPT.format(where=where))
+        self.flush()
+        self._set_status(texts.LAB_BROWSER_KILLED.format(where=where))
 
     # ---- the scenario and its crash points ------------------------------------------------------------------------
     def choose_scenario(self) -> None:
@@ -610,7 +679,7 @@ class CrashLab:
     def run(self) -> None:
         """A fresh run, crashing where the controls say (in the kernel, or as a real process)."""
         self.reset()
-        if self.how.value == "sigkill":
+        if self.how.value == "sigkill" and not IN_BROWSER:
             self._start_process([], crash=True)
             return
         self._in_kernel(resume=False)
@@ -626,7 +695,7 @@ class CrashLab:
         self.resuming_after_done = self.phase == "done"
         self._begin()
         self._say("--- 再開（--resume）")
-        if self.how.value == "sigkill":
+        if self.how.value == "sigkill" and not IN_BROWSER:
             self._start_process(["--resume"], crash=False)
             return
         self._in_kernel(resume=True)
@@ -652,7 +721,7 @@ class CrashLab:
                 self.scenario.value,
                 resume=resume,
                 crash=None if resume else self._plan(),
-                listeners=[self.on_event] + ([self._stopper(limit)] if limit else []),
+                listeners=[self.on_event, self._on_crash] + ([self._stopper(limit)] if limit else []),
             )
             self.phase = "done"
             return ("完了しました" if not resume else "再開して完了しました"), True
@@ -690,7 +759,7 @@ class CrashLab:
     def step(self) -> None:
         """One more event. The loop is replayed from the start of this phase up to that event (it is deterministic),
         so the files shown are exactly what the real loop leaves on disk at that point."""
-        if self.how.value == "sigkill":
+        if self.how.value == "sigkill" and not IN_BROWSER:
             self._set_status(
                 "1歩進むはカーネル内モードだけです。本物のプロセスはスロー(ms)で遅くしてください"
             )
@@ -848,7 +917,12 @@ class CrashLab:
         return False
 
     def kill_now(self, quiet: bool = False) -> None:
-        """Send SIGKILL to the running process, at whatever moment it is in (quiet: when resetting)."""
+        """Send SIGKILL to the running process, at whatever moment it is in (quiet: when resetting). In the browser,
+        where nothing runs between clicks, to this interpreter, with the folder as it is now."""
+        if IN_BROWSER and not quiet:
+            self._dying(texts.LAB_KILL_MARK)
+            self.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
         if self.process is None:
             return
         self.process.kill(by_hand=not quiet)
