@@ -21,13 +21,14 @@ from pathlib import Path
 from . import settings, texts
 from .crash import CrashPlan, SimulatedCrash
 from .errors import HarnessError
-from .files import append_line
 from .lock import hold_workdir
 from .loop import run_agent
 from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
 from .modes import refuse_another_mode
 from .run import Run, wall_clock_ms
+from .store import append_line
 from .tools import TOOL_SCHEMAS
+from .transcript import print_transcript, terminal_safe, untrusted
 from .vocab import CHECKPOINT_FILE, DB_FILE, DEFAULT_WORKDIR
 
 EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
@@ -124,9 +125,7 @@ def refuse_engine_left_here(options: Options) -> None:
             prefix = f"HARNESS_TASK_ID={shlex.quote(ids[0])} "
     command = f"{prefix}python -m harness --engine dbos --resume --workdir {shlex.quote(str(folder))}"
     path = folder / CHECKPOINT_FILE
-    raise HarnessError(
-        texts.LESSON_ENGINE_ON_DISK.format(path=path, command=texts.untrusted(command, limit=2000))
-    )
+    raise HarnessError(texts.LESSON_ENGINE_ON_DISK.format(path=path, command=untrusted(command, limit=2000)))
 
 
 def parse_args(argv: list[str]) -> Options:
@@ -150,13 +149,13 @@ def parse_args(argv: list[str]) -> Options:
             _say(USAGE)
             raise SystemExit(0)
         else:
-            _say(texts.BAD_ARGUMENT.format(arg=texts.untrusted(arg), usage=USAGE.splitlines()[0]), sys.stderr)
+            _say(texts.BAD_ARGUMENT.format(arg=untrusted(arg), usage=USAGE.splitlines()[0]), sys.stderr)
             raise SystemExit(EXIT_USAGE)
     if not options.workdir.strip():
         _say(texts.EMPTY_WORKDIR, sys.stderr)
         raise SystemExit(EXIT_USAGE)
     if options.engine not in (None, "dbos"):
-        _say(texts.DBOS_BAD_ENGINE.format(value=texts.untrusted(options.engine)), sys.stderr)
+        _say(texts.DBOS_BAD_ENGINE.format(value=untrusted(options.engine)), sys.stderr)
         raise SystemExit(EXIT_USAGE)
     if options.database_url and options.engine is None:
         _say(texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url"), sys.stderr)
@@ -200,7 +199,7 @@ def slow_motion(ms: int):
 
 
 def listeners_from_env(env) -> list:
-    listeners = [texts.print_transcript]
+    listeners = [print_transcript]
     events_file = settings.events_file(env)  # cli() checked it against the work folder (harness/settings.py)
     if events_file:
         listeners.append(event_log(events_file))
@@ -276,13 +275,13 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
     except APIError as err:
         kind = texts.API_KINDS.get(err.status, "HTTP エラー")
         hint = texts.API_RESUME_HINT if _resumable(options) else texts.API_RESTART_HINT
-        message = texts.API_FAILED.format(kind=kind, status=err.status, message=texts.untrusted(err.message))
+        message = texts.API_FAILED.format(kind=kind, status=err.status, message=untrusted(err.message))
         _say(f"エラー: {message}\n{hint}", sys.stderr)
         return EXIT_ERROR
     except OSError as err:  # a full disk, a read-only folder: ordinary trouble, not a bug
         if settings.debug_on(env):
             raise
-        detail = texts.untrusted(err.strerror or err)
+        detail = untrusted(err.strerror or err)
         hint = texts.DISK_RESUME_HINT if _resumable(options) else texts.DISK_RESTART_HINT
         _say(
             f"エラー: {texts.DISK_PROBLEM.format(detail=detail, path=options.workdir, hint=hint)}", sys.stderr
@@ -292,7 +291,7 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         if settings.debug_on(env):
             raise
         _say(
-            f"エラー: {texts.UNEXPECTED.format(kind=type(err).__name__, error=texts.untrusted(err))}",
+            f"エラー: {texts.UNEXPECTED.format(kind=type(err).__name__, error=untrusted(err))}",
             sys.stderr,
         )
         return EXIT_ERROR
@@ -320,7 +319,7 @@ def _say(line: str, stream=None) -> None:
     if stream is None:  # started with that stream closed (`>&-`)
         return
     try:
-        print(texts.terminal_safe(line), file=stream, flush=True)
+        print(terminal_safe(line), file=stream, flush=True)
     except (OSError, ValueError):
         pass
 
@@ -346,15 +345,16 @@ def _interrupt_once(signum, frame) -> None:
 def _run() -> int:
     """cli() with Ctrl-C taken once; a Ctrl-C that lands before cli() could handle it still exits 130, quietly.
 
-    Python's default handler only: not when started with Ctrl-C ignored, nor outside the main thread (ValueError).
+    Not when started with Ctrl-C ignored, nor outside the main thread (ValueError). Until here, the package's
+    start-up handler (harness/__init__.py) ends a Ctrl-C quietly.
     """
     with contextlib.suppress(ValueError):
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, _interrupt_once)
     try:
         return cli()
-    except KeyboardInterrupt:
-        _say(texts.INTERRUPTED, sys.stderr)
+    except KeyboardInterrupt:  # before cli() read its arguments: nothing has been read or written yet
+        _say(texts.INTERRUPTED_AT_START, sys.stderr)
         return EXIT_INTERRUPTED
     finally:  # the run has ended: a Ctrl-C now, while the process exits, changes nothing
         with contextlib.suppress(ValueError):

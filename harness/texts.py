@@ -1,13 +1,7 @@
-"""Every learner-facing string in one place, in the lesson's words, and the event-to-log-line formatter."""
+"""Every learner-facing string in one place, in the lesson's words: the message catalogue, no logic (the formatter
+that fills the log lines is harness/transcript.py). An English edition would be a second catalogue."""
 
 from __future__ import annotations
-
-import json
-import shlex
-import sys
-from pathlib import Path
-
-from .vocab import DEFAULT_WORKDIR
 
 TASK = "sales-notes.txt を短いレポートにまとめて report.txt に書き出してください。"
 
@@ -19,6 +13,9 @@ SAMPLE_NOTES = """営業メモ 2026年11月
 
 DONE_OK = "report.txt にレポートを書き出しました。タスク完了。"
 DONE_UNKNOWN = "{name} の実行状態が不明です。report.txt を確認してください。"
+SCRIPT_EXHAUSTED = (
+    "スクリプト化されたモデルのレスポンスは {first}〜{last} の{count}つだけです（{n}個目を要求されました）"
+)
 MAX_TURNS_REACHED = "最大{max_turns}ターンに達したため、自主的に停止します"
 
 # reconcile's three branches, exactly as the lesson logs them.
@@ -47,10 +44,19 @@ CHECKPOINT_UNPARSABLE = (
     "使い続けるのではなく削除し、--resume なしで最初からやり直してください。"
     "半分だけ書かれたチェックポイントは推測で元に戻せません。"
 )
-CHECKPOINT_VERSION = (
+CHECKPOINT_OTHER_VERSION = (
     "{path} の version={version} です。このプログラムは version=1 しか受け付けないため、読み込みを拒否します。\n"
     + START_OVER
 )
+PAIRING_BROKEN = "tool_use と tool_result の対が崩れていて、API はこの会話を受け付けません: {detail}"
+PAIRING_FAULTS = {
+    "first": "messages[0] が user のメッセージではありません",
+    "unanswered": "messages[{i}] の tool_use {ids} に、次のメッセージの tool_result が答えていません",
+    "stray": "messages[{i}] の tool_result {ids} には、直前の assistant のメッセージに対の tool_use がありません",
+    "not_first": "messages[{i}] の tool_result がメッセージの先頭にありません",
+    "twice": "messages[{i}] に同じ tool_use {ids} への tool_result が2つあります",
+    "order": "messages[{i}] の tool_result が tool_use と同じ順に並んでいません（tool_use / tool_result: {ids}）",
+}
 CHECKPOINT_SHAPE = (
     "{path} の形が正しくありません（{detail}）。推測で補わずに読み込みを拒否します。\n" + START_OVER
 )
@@ -181,6 +187,7 @@ BAD_MODEL = (
     "モデル ID を空白や制御文字なしで指定してください（例: claude-sonnet-4-5。なしなら既定のモデル）。"
 )
 INTERRUPTED = "[中断] Ctrl-C で止めました。チェックポイントは直前の保存のまま有効です。--resume で続きから再開できます。"
+INTERRUPTED_AT_START = "[中断] Ctrl-C で止めました。まだ始める前だったので、ファイルには何も書いていません。同じコマンドをもう一度実行してください。"
 INTERRUPTED_BEFORE_SAVE = (
     "[中断] Ctrl-C で止めました。まだチェックポイントがありません。--resume なしで最初から実行してください。"
 )
@@ -226,81 +233,6 @@ STOPPED_EARLY = (
 UNEXPECTED = (
     "予期しないエラーです（{kind}: {error}）。\nHARNESS_DEBUG=1 を付けて再実行すると詳しい情報が出ます。"
 )
-
-
-def untrusted(value: object, limit: int = 300, indent_lines: bool = False) -> str:
-    """Text from outside (a model, a server, an argument) made safe for the terminal: control characters and escape
-    sequences shown as escapes, cut at `limit` characters. Newlines too, unless indent_lines: then each further line
-    is indented, so no line of it can pass for one of the harness's own `[...]` lines."""
-    text = str(value)
-    shown = "".join(
-        "\n    " if c == "\n" and indent_lines else c if c.isprintable() else repr(c)[1:-1] for c in text
-    )
-    return shown if len(shown) <= limit else shown[:limit] + "…"
-
-
-def version_refused(path, version: object) -> str:
-    """Why a checkpoint of another version is refused, and what to do: a version 2 written by --parallel is not
-    deleted but resumed with --parallel --resume (in its folder); any other version, the lesson's advice."""
-    if version == 2 and type(version) is int:
-        command = harness_command(("--parallel",), Path(path).parent)
-        return CHECKPOINT_VERSION_2_BY_PARALLEL.format(path=path, command=command)
-    return CHECKPOINT_VERSION.format(path=path, version=json.dumps(version, ensure_ascii=False))
-
-
-def harness_command(flags, workdir, resume: bool = True) -> str:
-    """The command line that runs the task in `workdir` with these mode flags, as a person would type it again:
-    `python -m harness --parallel --resume --workdir DIR` (no --workdir for the default folder)."""
-    words = ["python", "-m", "harness", *flags, *(["--resume"] if resume else [])]
-    if Path(workdir) != Path(DEFAULT_WORKDIR):
-        words += ["--workdir", shlex.quote(str(workdir))]
-    return untrusted(" ".join(words), limit=1000)
-
-
-def reconcile_line(branch: str) -> str:
-    """The log line of a reconcile branch: the lesson's three, or the idempotent tools' fourth (notebook 12)."""
-    return RECONCILE_LINES.get(branch) or IDEMPOTENT_RECONCILE_LINES[branch]
-
-
-def format_event(kind: str, data: dict) -> str | None:
-    """The lesson's log line for one event, or None if the event has no line."""
-    if kind == "save_a":
-        return f"[turn {data['turn']}][save A] pending={data['pending']}"
-    if kind == "save_b":
-        tail = " 再開後にこのターンのツール結果を補完" if data.get("resumed") else ""
-        return f"[turn {data['turn']}][save B]{tail}"
-    if kind == "resume":
-        return f"[resume] turn={data['turn']} pending={data['pending'] or 'なし'} を読み込み"
-    if kind == "reconcile":
-        line = reconcile_line(data["branch"])
-        return f"[resume][reconcile] tool_use_id={data['id']} name={data['name']} {line}"
-    if kind == "tool_error":
-        error = untrusted(data["error"])
-        return f"[tool] {data['name']} {data['id']} {TOOL_ERROR_RESULT.format(error=error)}"
-    if kind == "crash":
-        how = " SIGKILL（本物のキル）" if data.get("mode") == "sigkill" else "疑似キル"
-        inside_writer = data["label"].split(":")[0] in WRITER_KILL_NOTES
-        note = WRITER_KILL_NOTES[data["label"].split(":")[0]] if inside_writer else ""
-        return f"[kill] {data['label']} で{how}{note}"
-    if kind == "done":
-        return f"[done] {untrusted(data['text'], limit=4000, indent_lines=True)}"
-    if kind == "ledger_write_failed":
-        return LEDGER_ALERT.format(id=data["id"], error=untrusted(data["error"]))
-    return None
-
-
-def terminal_safe(text: str) -> str:
-    """A message as it may reach a terminal: every control character (escape sequences, bidi overrides, ...)
-    shown as an escape, except the newlines between the message's own lines."""
-    return "".join(c if c == "\n" or c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def print_transcript(event) -> None:
-    """The transcript listener: the lesson's log line for each event on stdout, the ledger alert on stderr."""
-    line = format_event(event.kind, event.data)
-    stream = sys.stderr if event.kind == "ledger_write_failed" else sys.stdout
-    if line is not None and stream is not None:
-        print(terminal_safe(line), file=stream, flush=True)
 
 
 # ---- Beyond the lesson: the pending set (--parallel) and idempotent tools (--idempotent) -------------------------

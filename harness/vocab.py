@@ -32,6 +32,10 @@ OUTPUT_FILES = (
     MODE_FILE + ".tmp",
 )
 
+# The lesson's checkpoint: its version number and keys (DESIGN section 3).
+CHECKPOINT_VERSION = 1
+CHECKPOINT_KEYS = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUse")
+
 # A fixed clock for the ledger's `at` (2026-01-01 00:00 UTC): notebooks and tests get the same bytes every run.
 FIXED_TIME_MS = 1767225600000
 

@@ -6,8 +6,8 @@ import os
 
 from . import texts
 from .errors import HarnessError
-from .files import fsync_folder, read_bytes, write_new_file
 from .modes import record_mode
+from .store import fsync_folder, read_bytes, write_new_file
 from .tools import ensure_notes
 from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, DB_FILES, MARKER_FILE, OUTPUT_FILES
 
