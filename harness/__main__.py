@@ -80,22 +80,26 @@ def main_dbos(options: Options, env=os.environ) -> str:
     """Beyond the lesson (--engine dbos): the same task as a DBOS workflow (harness/engine_dbos.py, notebook 13)."""
     from .engine_dbos import main as dbos_main  # imports dbos and SQLAlchemy: only with --engine dbos
 
-    run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
-              listeners=listeners_from_env(env))  # fmt: skip
-    return dbos_main(options, run, make_client(options.real), env)
+    return dbos_main(options, run_from_env(options, env), make_client(options.real), env)
 
 
 def main_beyond(options: Options, env=os.environ) -> str:
     """Beyond the lesson (--parallel, --idempotent): the same run as main(), the scenario of harness/scenarios.py."""
     from .scenarios import run_scenario, scenario_of
 
-    run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
-              listeners=listeners_from_env(env))  # fmt: skip
+    run = run_from_env(options, env)
     # the scenario's scripted model, or the real API (several tool_use blocks a turn with --parallel)
     client = make_client(True, env, parallel=options.parallel) if options.real else None
     with hold_workdir(run.workdir):
         scenario = scenario_of(options.parallel, options.idempotent)
         return run_scenario(run, scenario, resume=options.resume, client=client)
+
+
+def run_from_env(options: Options, env) -> Run:
+    """The run main() builds, for the modes beyond the lesson: the folder, and the clock, crash plan and listeners
+    the environment asks for."""
+    return Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
+               listeners=listeners_from_env(env))  # fmt: skip
 
 
 def shared_database(options: Options, env) -> bool:
