@@ -29,30 +29,16 @@ from .run import Run, wall_clock_ms
 from .store import append_line
 from .tools import TOOL_SCHEMAS
 from .transcript import print_transcript, terminal_safe, untrusted
-from .vocab import CHECKPOINT_FILE, DB_FILE, DEFAULT_WORKDIR
+from .vocab import CHECKPOINT_FILE, CRASH_LABELS, DB_FILE, DEFAULT_WORKDIR
 
 EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
 EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 
-USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real] [--parallel] [--idempotent]
-                          [--engine dbos [--database-url URL]]
-  --resume        checkpoint.json から再開する（reconcile してから続ける）
-  --real          本物の Messages API を使う（ANTHROPIC_API_KEY が必要。モデルは ANTHROPIC_MODEL で変えられる）
-  --workdir DIR   作業フォルダ（既定: {DEFAULT_WORKDIR}）
-  --parallel      レッスンの先へ: 1ターンに複数のツール（チェックポイント version 2、notebook 11）
-  --idempotent    レッスンの先へ: 冪等キーで問い合わせられる write_report（reconcile の第4の分岐、notebook 12）
-  --engine dbos   レッスンの先へ: 同じタスクを DBOS のワークフローとして走らせる（--resume は DBOS が回復する、notebook 13）
-  --database-url URL  DBOS のシステムデータベース（既定: 作業フォルダの dbos.sqlite。環境変数 HARNESS_DATABASE_URL も可。
-                      HARNESS_TASK_ID でタスク、HARNESS_EXECUTOR_ID でワーカーの名前、HARNESS_DATABASE_DEADLINE_S で
-                      データベースを待つ秒数（既定 60）を指定できる）
-環境変数: CRASH_AFTER=LABEL:N（LABEL は after-save-a, after-tool-run, after-effect-write, after-save-b）
-          CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
-          HARNESS_SLOW_MS=N（1ステップごとに N ミリ秒止まる。授業で落とす瞬間を見せるため）
-          HARNESS_EVENTS_FILE=PATH（イベントを1行1 JSON で追記する。Crash Lab が使う）
-          HARNESS_API_DEADLINE_S=S（--real: モデル呼び出し1回を、再試行も含めて S 秒で打ち切る。既定: {DEFAULT_DEADLINE_S:g}。
-                                   待っている間は 10 秒ごとに stderr へ [待機中] の1行を出す）"""
+USAGE = texts.USAGE.format(
+    workdir=DEFAULT_WORKDIR, labels=", ".join(CRASH_LABELS), deadline=f"{DEFAULT_DEADLINE_S:g}"
+)
 
 
 class Options:
@@ -132,42 +118,43 @@ def refuse_engine_left_here(options: Options) -> None:
     raise HarnessError(texts.LESSON_ENGINE_ON_DISK.format(path=path, command=untrusted(command, limit=2000)))
 
 
+# The switches and the options that take a value, each with the Options attribute it sets.
+FLAGS = {"--resume": "resume", "--real": "real", "--parallel": "parallel", "--idempotent": "idempotent"}
+VALUED = {"--workdir": "workdir", "--engine": "engine", "--database-url": "database_url"}
+
+
 def parse_args(argv: list[str]) -> Options:
-    """Options from the arguments; argparse is not used because it alone costs ~8 ms of start-up."""
+    """Options from the arguments; argparse is not used because it alone costs ~8 ms of start-up (and its messages
+    are not the lesson's)."""
     options, rest = Options(), list(argv)
     while rest:
         arg = rest.pop(0)
-        if arg == "--resume":
-            options.resume = True
-        elif arg == "--real":
-            options.real = True
-        elif arg in ("--parallel", "--idempotent"):
-            setattr(options, arg[2:], True)
-        elif arg == "--workdir" and rest:
-            options.workdir = rest.pop(0)
+        if arg in FLAGS:
+            setattr(options, FLAGS[arg], True)
+        elif arg in VALUED and rest:
+            setattr(options, VALUED[arg], rest.pop(0))
         elif arg.startswith("--workdir="):
             options.workdir = arg.split("=", 1)[1]
-        elif arg in ("--engine", "--database-url") and rest:
-            setattr(options, arg[2:].replace("-", "_"), rest.pop(0))
         elif arg in ("-h", "--help"):
             _say(USAGE)
             raise SystemExit(0)
         else:
-            _say(texts.BAD_ARGUMENT.format(arg=untrusted(arg), usage=USAGE.splitlines()[0]), sys.stderr)
-            raise SystemExit(EXIT_USAGE)
+            _usage_error(texts.BAD_ARGUMENT.format(arg=untrusted(arg), usage=USAGE.splitlines()[0]))
+    engine = options.engine
     if not options.workdir.strip():
-        _say(texts.EMPTY_WORKDIR, sys.stderr)
-        raise SystemExit(EXIT_USAGE)
-    if options.engine not in (None, "dbos"):
-        _say(texts.DBOS_BAD_ENGINE.format(value=untrusted(options.engine)), sys.stderr)
-        raise SystemExit(EXIT_USAGE)
-    if options.database_url and options.engine is None:
-        _say(texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url"), sys.stderr)
-        raise SystemExit(EXIT_USAGE)
-    if options.engine and (options.parallel or options.idempotent):
-        _say(texts.ENGINE_WITH_SCENARIO, sys.stderr)
-        raise SystemExit(EXIT_USAGE)
+        _usage_error(texts.EMPTY_WORKDIR)
+    if engine not in (None, "dbos"):
+        _usage_error(texts.DBOS_BAD_ENGINE.format(value=untrusted(engine)))
+    if options.database_url and engine is None:
+        _usage_error(texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url"))
+    if engine and (options.parallel or options.idempotent):
+        _usage_error(texts.ENGINE_WITH_SCENARIO)
     return options
+
+
+def _usage_error(message: str) -> None:
+    _say(message, sys.stderr)
+    raise SystemExit(EXIT_USAGE)
 
 
 def clock_from_env(env):
@@ -245,6 +232,7 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
     """Run main() and turn how it ended into an exit code and at most two Japanese lines on stderr."""
     _tolerate_any_terminal()
     options = parse_args(sys.argv[1:] if argv is None else argv)
+    _started.append(options)
     if options.real and not env.get("ANTHROPIC_API_KEY"):
         _say(texts.NO_API_KEY, sys.stderr)
         return EXIT_ERROR
@@ -339,6 +327,10 @@ def _exit(code: int) -> None:
     sys.exit(code)
 
 
+# The options of the command line once cli() has read them (what a Ctrl-C outside its handling may advise).
+_started: list[Options] = []
+
+
 def _interrupt_once(signum, frame) -> None:
     """Ctrl-C stops the run once: the first one raises KeyboardInterrupt, any later one (while the first is being
     handled, or while the process exits) is ignored, so it can never end the process with -2 and a traceback."""
@@ -357,8 +349,14 @@ def _run() -> int:
             signal.signal(signal.SIGINT, _interrupt_once)
     try:
         return cli()
-    except KeyboardInterrupt:  # before cli() read its arguments: nothing has been read or written yet
-        _say(texts.INTERRUPTED_AT_START, sys.stderr)
+    except (
+        KeyboardInterrupt
+    ):  # outside cli()'s own handling: before it read its arguments, or while it reported
+        if not _started:
+            message = texts.INTERRUPTED_AT_START  # nothing has been read or written yet
+        else:
+            message = texts.INTERRUPTED if _resumable(_started[0]) else texts.INTERRUPTED_BEFORE_SAVE
+        _say(message, sys.stderr)
         return EXIT_INTERRUPTED
     finally:  # the run has ended: a Ctrl-C now, while the process exits, changes nothing
         with contextlib.suppress(ValueError):

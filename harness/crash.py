@@ -25,7 +25,7 @@ class SimulatedCrash(BaseException):
     """The lesson's pseudo-kill. Like a real kill, it cannot be caught by `except Exception` (only by main)."""
 
     def __init__(self, label: str):
-        super().__init__(f"{label} で疑似キル")
+        super().__init__(texts.SIMULATED_KILL.format(label=label))
         self.label = label
 
 

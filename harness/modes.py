@@ -113,6 +113,7 @@ def continue_in_mode(run, scenario: str, resume: bool, load_checkpoint):
     resume, the check above, then the loader the resume uses: when the resume adds a mode to the task's, one that
     records it once the checkpoint (and its ledger) loaded, so a resume the loader refuses changes no file."""
     run.mode = scenario if scenario in RECORDED else None
+    run.at_fresh_start = [lambda folder: record_mode(folder, scenario)] if run.mode else []
     if not resume:
         return load_checkpoint
     flags = SCENARIOS[scenario]

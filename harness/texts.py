@@ -99,6 +99,8 @@ NOT_OUR_FOLDER = (
 CANNOT_CLEAN = (
     "{path} を片付けられません（{detail}）。\nその場所を確かめて、自分で片付けてから実行してください。"
 )
+LISTENER_FAILED = "[警告] イベントの出力先に書けなくなったので、以後は書きません（{kind}）"
+SIMULATED_KILL = "{label} で疑似キル"
 MARKER_TEXT = "このフォルダは python -m harness の作業フォルダです。新しく実行すると、前回の状態と出力は片付けられます。\n"
 REFUSED_TO_SAVE = (
     "{path} に書こうとした内容は、読み込むときに拒否される形です（{detail}）。読めないファイルは書かないので、"
@@ -122,6 +124,23 @@ CANNOT_OPEN = "{path} を開けません（{detail}）"
 CANNOT_WRITE = "{path} に書けません（{detail}）"
 
 # The command line.
+USAGE = """使い方: python -m harness [--resume] [--workdir DIR] [--real] [--parallel] [--idempotent]
+                          [--engine dbos [--database-url URL]]
+  --resume        checkpoint.json から再開する（reconcile してから続ける）
+  --real          本物の Messages API を使う（ANTHROPIC_API_KEY が必要。モデルは ANTHROPIC_MODEL で変えられる）
+  --workdir DIR   作業フォルダ（既定: {workdir}）
+  --parallel      レッスンの先へ: 1ターンに複数のツール（チェックポイント version 2、notebook 11）
+  --idempotent    レッスンの先へ: 冪等キーで問い合わせられる write_report（reconcile の第4の分岐、notebook 12）
+  --engine dbos   レッスンの先へ: 同じタスクを DBOS のワークフローとして走らせる（--resume は DBOS が回復する、notebook 13）
+  --database-url URL  DBOS のシステムデータベース（既定: 作業フォルダの dbos.sqlite。環境変数 HARNESS_DATABASE_URL も可。
+                      HARNESS_TASK_ID でタスク、HARNESS_EXECUTOR_ID でワーカーの名前、HARNESS_DATABASE_DEADLINE_S で
+                      データベースを待つ秒数（既定 60）を指定できる）
+環境変数: CRASH_AFTER=LABEL:N（LABEL は {labels}）
+          CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
+          HARNESS_SLOW_MS=N（1ステップごとに N ミリ秒止まる。授業で落とす瞬間を見せるため）
+          HARNESS_EVENTS_FILE=PATH（イベントを1行1 JSON で追記する。Crash Lab が使う）
+          HARNESS_API_DEADLINE_S=S（--real: モデル呼び出し1回を、再試行も含めて S 秒で打ち切る。既定: {deadline}。
+                                   待っている間は 10 秒ごとに stderr へ [待機中] の1行を出す）"""
 BAD_CRASH_AFTER = (
     "CRASH_AFTER={value} は読めません。LABEL:N の形で、LABEL は {labels} のいずれか、N は 1 以上の整数です。\n"
     "例: CRASH_AFTER=after-effect-write:3 python -m harness"

@@ -6,7 +6,6 @@ import os
 
 from . import texts
 from .errors import HarnessError
-from .modes import record_mode
 from .store import fsync_folder, read_bytes, write_new_file
 from .tools import ensure_notes
 from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, DB_FILES, MARKER_FILE, OUTPUT_FILES
@@ -42,9 +41,10 @@ def start_fresh(run) -> None:
             fsync_folder(folder)  # the old checkpoint is gone for good before anything else changes
     if not os.path.lexists(marker):
         write_new_file(marker, texts.MARKER_TEXT.encode("utf-8"))
-    # beyond the lesson (harness/modes.py): the task's mode, after the marker that makes this folder ours
-    if getattr(run, "mode", None):
-        record_mode(folder, run.mode)
+    # beyond the lesson (harness/modes.py: mode.json): what the run's scenario keeps, after the marker that makes
+    # this folder ours
+    for keep in getattr(run, "at_fresh_start", ()):
+        keep(folder)
     ensure_notes(folder)
     run.emit("start")
 
