@@ -29,7 +29,7 @@ from .run import Run, wall_clock_ms
 from .store import append_line
 from .tools import TOOL_SCHEMAS
 from .transcript import print_transcript, terminal_safe, untrusted
-from .vocab import CHECKPOINT_FILE, CRASH_LABELS, DB_FILE, DEFAULT_WORKDIR
+from .vocab import CHECKPOINT_FILE, CRASH_LABELS, DB_FILE, DEFAULT_WORKDIR, LABEL_AFTER_EVENT
 
 EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
 EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
@@ -167,7 +167,8 @@ def crash_plan_from_env(env) -> CrashPlan | None:
     return CrashPlan.from_env(env.get("CRASH_AFTER"), env.get("CRASH_MODE"))
 
 
-STEP_EVENTS = ("save_a", "tool_ran", "effect_written", "save_b", "resume", "reconcile")
+# The steps a slow-motion run pauses after: the moments a crash can be placed at, and the resume's two.
+STEP_EVENTS = (*LABEL_AFTER_EVENT, "resume", "reconcile")
 
 
 def event_log(path: str):

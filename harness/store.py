@@ -267,21 +267,30 @@ def pending_call_problem(call: object, where: str, shape: str = "{id, name, inpu
     return problem
 
 
+def keys_problem(cp: object, keys: tuple) -> str | None:
+    """A checkpoint that is not an object of exactly these keys with an integer version, in Japanese, or None."""
+    if not isinstance(cp, dict):
+        return "JSON オブジェクトではありません"
+    # 2.0 or true: named as what it is, never read as another version's file
+    if "version" in cp and type(cp["version"]) is not int:
+        return "version が整数ではありません"
+    missing = [k for k in keys if k not in cp]
+    if missing:
+        return "キー " + ", ".join(missing) + " がありません"
+    extra = sorted(set(cp) - set(keys))
+    if extra:
+        return "未知のキー " + untrusted(", ".join(extra), limit=80) + " があります"
+    return None
+
+
 def checkpoint_problem(cp: object) -> str | None:
     """What is wrong with a parsed checkpoint's shape, in Japanese, or None if it is the lesson's format.
 
     Its conversation must be one the API accepts as it stands (pairing_fault): a resume sends it again.
     """
-    if not isinstance(cp, dict):
-        return "JSON オブジェクトではありません"
-    missing = [k for k in CHECKPOINT_KEYS if k not in cp]
-    if missing:
-        return "キー " + ", ".join(missing) + " がありません"
-    extra = sorted(set(cp) - set(CHECKPOINT_KEYS))
-    if extra:
-        return "未知のキー " + untrusted(", ".join(extra), limit=80) + " があります"
-    if type(cp["version"]) is not int:
-        return "version が整数ではありません"
+    problem = keys_problem(cp, CHECKPOINT_KEYS)
+    if problem:
+        return problem
     if not isinstance(cp["task"], str):
         return "task が文字列ではありません"
     if not is_json_safe(cp["task"]):

@@ -8,10 +8,10 @@ from __future__ import annotations
 from . import store
 from .store import (
     checkpoint_problem,
+    keys_problem,
     ledger_problem,
     pending_call_problem,
     pending_record_problem,
-    untrusted,
     used_id_problem,
 )
 from .vocab import CHECKPOINT_KEYS_2, CHECKPOINT_VERSION_2, MANY_TOOL_USES
@@ -23,17 +23,9 @@ def checkpoint_problem_v2(cp: object) -> str | None:
     The same rules as version 1 (checkpoint_problem) for every key but pendingToolUses, which must be an array of
     at most MANY_TOOL_USES {id, name, input} with distinct ids the conversation has not used yet.
     """
-    if not isinstance(cp, dict):
-        return "JSON オブジェクトではありません"
-    # 2.0 or true: named as what it is, never read as another version's file
-    if "version" in cp and type(cp["version"]) is not int:
-        return "version が整数ではありません"
-    missing = [k for k in CHECKPOINT_KEYS_2 if k not in cp]
-    if missing:
-        return "キー " + ", ".join(missing) + " がありません"
-    extra = sorted(set(cp) - set(CHECKPOINT_KEYS_2))
-    if extra:
-        return "未知のキー " + untrusted(", ".join(extra), limit=80) + " があります"
+    problem = keys_problem(cp, CHECKPOINT_KEYS_2)
+    if problem:
+        return problem
     pending = cp["pendingToolUses"]
     if not isinstance(pending, list):
         return "pendingToolUses が配列ではありません"

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from . import texts
 from .errors import HarnessError
 from .store import UnsafeFile, append_line, fsync_folder, read_bytes, write_new_file
-from .vocab import DB_FILES, NOTES_FILE, OUTPUT_FILES, STATE_FILES, TOOL_LOG_FILE
+from .vocab import DB_FILES, NOTES_FILE, OUTPUT_FILES, REPORT_FILE, STATE_FILES, TOOL_LOG_FILE
 
 
 class ToolError(Exception):
@@ -63,7 +63,7 @@ TOOL_SCHEMAS = [
 # Compared case-insensitively: on macOS and Windows, CHECKPOINT.json is the same file as checkpoint.json.
 _HARNESS_NAMES = frozenset(
     n.casefold()
-    for n in (frozenset(STATE_FILES) | frozenset(OUTPUT_FILES) - {"report.txt"} | frozenset(DB_FILES))
+    for n in (frozenset(STATE_FILES) | frozenset(OUTPUT_FILES) - {REPORT_FILE} | frozenset(DB_FILES))
 )
 
 

@@ -235,3 +235,34 @@ def test_ctrl_c_while_the_command_starts_ends_with_one_line_and_the_same_command
     )
     assert again.returncode == 0 and again.stdout.splitlines()[-1] == DONE_OK, again.stderr
     assert_finished(workdir)
+
+
+@pytest.mark.parametrize("read_its_arguments", [False, True])
+@pytest.mark.parametrize("saved", [False, True])
+def test_a_ctrl_c_outside_the_command_lines_handling_advises_by_what_it_had_started(
+    workdir, monkeypatch, capsys, read_its_arguments, saved
+):
+    """A Ctrl-C that escapes cli() (before it read its arguments, or while it reported an ending) still ends with one
+    line and 130: "nothing started" only before the arguments were read, else the advice follows the disk."""
+    import harness.__main__ as entry
+    from harness.texts import INTERRUPTED_AT_START, INTERRUPTED_BEFORE_SAVE
+
+    if saved:
+        assert cli(workdir, env={"CRASH_AFTER": "after-save-b:1"}).returncode == 137
+
+    def interrupted():
+        if read_its_arguments:
+            entry._started.append(entry.Options(workdir=str(workdir)))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(entry, "cli", interrupted)
+    monkeypatch.setattr(entry, "_started", [])
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert entry._run() == 130
+    finally:
+        signal.signal(signal.SIGINT, before)
+    expected = INTERRUPTED_AT_START
+    if read_its_arguments:
+        expected = INTERRUPTED if saved else INTERRUPTED_BEFORE_SAVE
+    assert capsys.readouterr().err.splitlines() == [expected]
