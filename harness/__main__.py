@@ -10,26 +10,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shlex
 import signal
-import sqlite3
 import sys
 import time
-import urllib.parse
 from pathlib import Path
 
 from . import settings, texts
+from .cli_beyond import main_beyond, main_dbos, refuse_another_mode_on_disk, shared_database
 from .crash import CrashPlan, SimulatedCrash
 from .errors import HarnessError
 from .lock import hold_workdir
 from .loop import run_agent
 from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
-from .modes import refuse_another_mode
 from .run import Run, wall_clock_ms
 from .store import append_line
 from .tools import TOOL_SCHEMAS
 from .transcript import print_transcript, terminal_safe, untrusted
-from .vocab import CHECKPOINT_FILE, CRASH_LABELS, DB_FILE, DEFAULT_WORKDIR, LABEL_AFTER_EVENT
+from .vocab import CHECKPOINT_FILE, CRASH_LABELS, DEFAULT_WORKDIR, LABEL_AFTER_EVENT
 
 EXIT_CRASHED = 137  # what a shell shows for a process killed by SIGKILL
 EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
@@ -62,60 +59,11 @@ def main(options: Options, env=os.environ) -> str:
 # fmt: on
 
 
-def main_dbos(options: Options, env=os.environ) -> str:
-    """Beyond the lesson (--engine dbos): the same task as a DBOS workflow (harness/engine_dbos.py, notebook 13)."""
-    from .engine_dbos import main as dbos_main  # imports dbos and SQLAlchemy: only with --engine dbos
-
-    return dbos_main(options, run_from_env(options, env), make_client(options.real), env)
-
-
-def main_beyond(options: Options, env=os.environ) -> str:
-    """Beyond the lesson (--parallel, --idempotent): the same run as main(), the scenario of harness/scenarios.py."""
-    from .scenarios import run_scenario, scenario_of
-
-    run = run_from_env(options, env)
-    # the scenario's scripted model, or the real API (several tool_use blocks a turn with --parallel)
-    client = make_client(True, env, parallel=options.parallel) if options.real else None
-    with hold_workdir(run.workdir):
-        scenario = scenario_of(options.parallel, options.idempotent)
-        return run_scenario(run, scenario, resume=options.resume, client=client)
-
-
 def run_from_env(options: Options, env) -> Run:
     """The run main() builds, for the modes beyond the lesson: the folder, and the clock, crash plan and listeners
     the environment asks for."""
     return Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
                listeners=listeners_from_env(env))  # fmt: skip
-
-
-def shared_database(options: Options, env) -> bool:
-    """--engine dbos with a database given by URL: a worker taking over a task may resume in a new folder."""
-    return options.engine == "dbos" and bool(options.database_url or env.get("HARNESS_DATABASE_URL"))
-
-
-def refuse_engine_left_here(options: Options) -> None:
-    """--resume without --engine in a folder whose task is an --engine dbos workflow (no checkpoint.json, a
-    dbos.sqlite): name the command that continues it, rather than the lesson's "no checkpoint"."""
-    folder = Path(options.workdir)
-    if (
-        not options.resume
-        or os.path.lexists(folder / CHECKPOINT_FILE)
-        or not os.path.lexists(folder / DB_FILE)
-    ):
-        return
-    prefix = ""
-    with contextlib.suppress(sqlite3.Error, OSError):  # the task's id, when it is not the default one
-        uri = "file:" + urllib.parse.quote(os.fsencode(folder.resolve() / DB_FILE), safe="/") + "?mode=ro"
-        con = sqlite3.connect(uri, uri=True, timeout=1.0)
-        try:
-            ids = [r[0] for r in con.execute("SELECT workflow_uuid FROM workflow_status")]
-        finally:
-            con.close()
-        if len(ids) == 1 and ids[0] != "sales-report":
-            prefix = f"HARNESS_TASK_ID={shlex.quote(ids[0])} "
-    command = f"{prefix}python -m harness --engine dbos --resume --workdir {shlex.quote(str(folder))}"
-    path = folder / CHECKPOINT_FILE
-    raise HarnessError(texts.LESSON_ENGINE_ON_DISK.format(path=path, command=untrusted(command, limit=2000)))
 
 
 # The switches and the options that take a value, each with the Options attribute it sets.
@@ -245,16 +193,13 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         if options.resume and not workdir.is_dir() and not shared_database(options, env):
             raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
         workdir.mkdir(parents=True, exist_ok=True)
-        if options.engine is None:
-            refuse_engine_left_here(options)
-        if options.resume:  # the task on disk continues in the mode it was started in (harness/modes.py)
-            # read while no other run changes it: a folder in use is refused as such
-            with hold_workdir(workdir):
-                refuse_another_mode(workdir, options.parallel, options.idempotent, bool(options.engine))
+        refuse_another_mode_on_disk(options)  # a --resume continues the task in the mode it was started in
         if options.engine == "dbos":  # beyond the lesson (notebook 13)
-            main_dbos(options, env)
+            main_dbos(options, run_from_env(options, env), make_client(options.real), env)
         elif options.parallel or options.idempotent:  # beyond the lesson (notebooks 11, 12)
-            main_beyond(options, env)
+            # the scenario's scripted model, or the real API (several tool_use blocks a turn with --parallel)
+            real = make_client(True, env, parallel=options.parallel) if options.real else None
+            main_beyond(options, run_from_env(options, env), real)
         else:
             main(options, env)
     except SimulatedCrash:
