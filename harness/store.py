@@ -112,13 +112,13 @@ def fsync_folder(folder: Path) -> None:
 
 
 def _no_constant(name: str) -> float:
-    raise ValueError(f"JSON ではない数値 {name}")
+    raise ValueError(_no("not_a_json_number", name=name))
 
 
 def _no_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
     obj = dict(pairs)
     if len(obj) != len(pairs):  # json would keep the last silently: a record or a pending call could hide
-        raise ValueError("同じキーが2回あります")
+        raise ValueError(_no("key_twice"))
     return obj
 
 
@@ -208,12 +208,13 @@ ID_PATTERN = NAME_PATTERN
 # The largest count a file may hold: far beyond any real count, and far below the 4,300 digits Python refuses to
 # write (a sum of two loaded counts must still be writable at the next save).
 MAX_COUNT = 10**100
-# What is_json_safe refuses, in the words of a refusal.
-NOT_JSON_SAFE = (
-    "JSON や UTF-8 にできない値（NaN、範囲外の数、対になっていないサロゲートなど）か深すぎる入れ子"
-)
 # Which role may carry which kind of block: a tool_use is the model's, a tool_result the harness's answer.
 _BLOCK_ROLE = {"tool_use": "assistant", "tool_result": "user"}
+
+
+def _no(problem: str, **values: object) -> str:
+    """A shape problem in the catalogue's words (texts.SHAPE_PROBLEMS), filled in."""
+    return texts.SHAPE_PROBLEMS[problem].format(**values)
 
 
 def _count(x: object) -> bool:
@@ -223,12 +224,12 @@ def _count(x: object) -> bool:
 def tool_use_problem(block: object, where: str) -> str | None:
     """What is wrong with a tool_use block (or a pending call: {id, name, input}), or None."""
     if not isinstance(block, dict):
-        return f"{where} がオブジェクトではありません"
+        return _no("not_object", where=where)
     for key in ("id", "name"):
         if not isinstance(block.get(key), str) or not NAME_PATTERN.fullmatch(block[key]):
-            return f"{where}.{key} が英数字・_・- の文字列ではありません"
+            return _no("not_a_name", where=f"{where}.{key}")
     if not isinstance(block.get("input"), dict):
-        return f"{where}.input がオブジェクトではありません"
+        return _no("not_object", where=f"{where}.input")
     return None
 
 
@@ -237,13 +238,13 @@ def content_problem(content: object, where: str, role: str) -> str | None:
     if isinstance(content, str):
         return None
     if not isinstance(content, list):
-        return f"{where} が文字列でも配列でもありません"
+        return _no("not_content", where=where)
     for j, block in enumerate(content):
         here = f"{where}[{j}]"
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            return f"{here} に type がありません"
+            return _no("no_type", where=here)
         if _BLOCK_ROLE.get(block["type"], role) != role:
-            return f"{here} の {block['type']} は {role} のメッセージには置けません"
+            return _no("wrong_role", where=here, type=block["type"], role=role)
         if block["type"] == "tool_use":
             problem = tool_use_problem(block, here)
             if problem:
@@ -251,35 +252,35 @@ def content_problem(content: object, where: str, role: str) -> str | None:
         if block["type"] == "tool_result":
             tid = block.get("tool_use_id")
             if not isinstance(tid, str) or not ID_PATTERN.fullmatch(tid):
-                return f"{here}.tool_use_id が英数字・_・- の文字列ではありません"
+                return _no("not_a_name", where=f"{here}.tool_use_id")
     if not is_json_safe(content):
-        return f"{where} に {NOT_JSON_SAFE}があります"
+        return _no("not_json_safe", where=f"{where} に")
     return None
 
 
 def pending_call_problem(call: object, where: str, shape: str = "{id, name, input}") -> str | None:
     """What is wrong with a pending call {id, name, input} as a checkpoint records it, or None."""
     if not isinstance(call, dict) or set(call) != {"id", "name", "input"}:
-        return f"{where} は {shape} でなければなりません"
+        return _no("must_be", where=where, shape=shape)
     problem = tool_use_problem(call, where)
     if not problem and not is_json_safe(call["input"]):
-        return f"{where}.input に {NOT_JSON_SAFE}があります"
+        return _no("not_json_safe", where=f"{where}.input に")
     return problem
 
 
 def keys_problem(cp: object, keys: tuple) -> str | None:
     """A checkpoint that is not an object of exactly these keys with an integer version, in Japanese, or None."""
     if not isinstance(cp, dict):
-        return "JSON オブジェクトではありません"
+        return _no("not_an_object")
     # 2.0 or true: named as what it is, never read as another version's file
     if "version" in cp and type(cp["version"]) is not int:
-        return "version が整数ではありません"
+        return _no("version_not_integer")
     missing = [k for k in keys if k not in cp]
     if missing:
-        return "キー " + ", ".join(missing) + " がありません"
+        return _no("keys_missing", keys=", ".join(missing))
     extra = sorted(set(cp) - set(keys))
     if extra:
-        return "未知のキー " + untrusted(", ".join(extra), limit=80) + " があります"
+        return _no("keys_unknown", keys=untrusted(", ".join(extra), limit=80))
     return None
 
 
@@ -292,26 +293,26 @@ def checkpoint_problem(cp: object) -> str | None:
     if problem:
         return problem
     if not isinstance(cp["task"], str):
-        return "task が文字列ではありません"
+        return _no("task_not_text")
     if not is_json_safe(cp["task"]):
-        return f"task に {NOT_JSON_SAFE}があります"
+        return _no("not_json_safe", where="task に")
     if not _count(cp["turns"]) or not _count(cp["tokensUsed"]):
-        return "turns と tokensUsed は 0 以上の整数（10 の 100 乗未満）でなければなりません"
+        return _no("counts")
     messages = cp["messages"]
     if not isinstance(messages, list) or not messages:
-        return "messages が空でない配列ではありません"
+        return _no("no_messages")
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
-            return f"messages[{i}] に role (user/assistant) がありません"
+            return _no("no_role", i=i)
         problem = content_problem(m.get("content"), f"messages[{i}].content", m["role"])
         if problem:
             return problem
         if not is_json_safe(m):
-            return f"messages[{i}] に {NOT_JSON_SAFE}があります"
+            return _no("not_json_safe", where=f"messages[{i}] に")
     uses = [b["id"] for m in messages for b in _blocks(m) if b["type"] == "tool_use"]
     twice = sorted({x for x in uses if uses.count(x) > 1})
     if twice:
-        return f"messages に同じ tool_use id {twice[0]} が2回あります"
+        return _no("use_twice", id=twice[0])
     pending = cp.get("pendingToolUse")
     fault = pairing_fault(messages, open_end=pending is None)
     if fault:
@@ -320,8 +321,8 @@ def checkpoint_problem(cp: object) -> str | None:
         )
     if pending is not None:
         if messages[-1]["role"] != "user":
-            return "pendingToolUse があるのに messages の最後が user のメッセージではありません"
-        shape = "null か {id, name, input}"
+            return _no("pending_after_assistant")
+        shape = texts.SHAPE_PROBLEMS["pending_or_null"]
         return pending_call_problem(pending, "pendingToolUse", shape) or used_id_problem(
             [pending], messages, "pendingToolUse"
         )
@@ -390,25 +391,25 @@ def used_id_problem(calls: list[dict], messages: list, where: str) -> str | None
     used = used_ids(messages)
     again = [call["id"] for call in calls if call["id"] in used]
     if again:
-        return f"{where} の id {again[0]} はこの会話ですでに使われています"
+        return _no("id_used", where=where, id=again[0])
     return None
 
 
 def effects_problem(effects: object) -> str | None:
     """What is wrong with a parsed ledger's shape, in Japanese, or None if it is the lesson's format."""
     if not isinstance(effects, dict):
-        return "JSON オブジェクトではありません"
+        return _no("not_an_object")
     for key, entry in effects.items():
         if not ID_PATTERN.fullmatch(key):
-            return "キーが tool_use_id の形（英数字・_・-）ではありません"
+            return _no("ledger_key")
         if not isinstance(entry, dict) or not {"name", "result", "at"} <= set(entry):
-            return f"{key} のレコードに name, result, at がそろっていません"
+            return _no("record_incomplete", key=key)
         if not isinstance(entry["name"], str) or not NAME_PATTERN.fullmatch(entry["name"]):
-            return f"{key} の name が文字列ではありません"
+            return _no("record_name", key=key)
         if not _count(entry["at"]):
-            return f"{key} の at が 0 以上の整数ではありません"
+            return _no("record_at", key=key)
         if not is_json_safe(entry):
-            return f"{key} のレコードに {NOT_JSON_SAFE}があります"
+            return _no("not_json_safe", where=f"{key} のレコードに")
     return None
 
 
@@ -421,36 +422,36 @@ def response_problem(response: object, messages: list | None = None, max_tool_us
     tool_use with no tool to run.
     """
     if not isinstance(response, dict):
-        return "応答が JSON オブジェクトではありません"
+        return _no("response_not_object")
     content = response.get("content")
     if not isinstance(content, list):
-        return "content が配列ではありません"
+        return _no("content_not_list")
     problem = content_problem(content, "content", "assistant")
     if problem:
         return problem
     for j, block in enumerate(content):
         if block["type"] == "text" and not isinstance(block.get("text"), str):
-            return f"content[{j}].text が文字列ではありません"
+            return _no("text_not_text", j=j)
     if not isinstance(response.get("stop_reason"), str):
-        return "stop_reason が文字列ではありません"
+        return _no("stop_not_text")
     usage = response.get("usage")
     if not isinstance(usage, dict) or not (
         _count(usage.get("input_tokens")) and _count(usage.get("output_tokens"))
     ):
-        return "usage の input_tokens と output_tokens が 0 以上の整数ではありません"
+        return _no("usage")
     ids = [b["id"] for b in content if b["type"] == "tool_use"]
     if len(ids) > max_tool_uses:
-        return f"tool_use が {len(ids)} 個あります（宙ぶらりんな呼び出しとして記録できるのは {max_tool_uses} 個まで）"
+        return _no("too_many_uses", count=len(ids), most=max_tool_uses)
     if response["stop_reason"] == "tool_use" and not ids:
-        return "stop_reason が tool_use なのに tool_use ブロックがありません"
+        return _no("no_tool_use")
     if len(set(ids)) != len(ids):
-        return "同じ tool_use id が2回あります"
+        return _no("same_id")
     used = used_ids(messages or [])
     again = [i for i in ids if i in used]
     if again:
-        return f"tool_use id {again[0]} はこの会話ですでに使われています"
+        return _no("response_id_used", id=again[0])
     if not is_json_safe(response):  # what is not saved may still be printed (stop_reason, a text block)
-        return f"応答に {NOT_JSON_SAFE}があります"
+        return _no("not_json_safe", where="応答に")
     return None
 
 
@@ -469,7 +470,7 @@ def saved_state_problem(name: str, data: bytes) -> str | None:
     try:
         obj = parse_json(data)
     except (UnicodeDecodeError, ValueError, RecursionError):
-        return "JSON として読み戻せません"
+        return _no("unreadable_back")
     if name == EFFECTS_FILE:
         return effects_problem(obj)
     check = SAVED_CHECKPOINTS.get(obj.get("version")) if isinstance(obj, dict) else None
@@ -505,10 +506,7 @@ def ledger_problem(cp: dict, effects: dict) -> str | None:
             return problem
     unknown = [k for k in effects if k not in known]
     if unknown:
-        return (
-            f"台帳にはこのチェックポイントが知らない呼び出し {', '.join(unknown)} の記録があります"
-            "（チェックポイントが台帳より古い）"
-        )
+        return _no("ledger_newer", ids=", ".join(unknown))
     return None
 
 
@@ -516,5 +514,5 @@ def pending_record_problem(pending: dict, effects: dict) -> str | None:
     """A ledger record under the pending call's id that is for another tool (an id used twice), or None."""
     hit = effects.get(pending["id"])
     if hit and hit["name"] != pending["name"]:
-        return f"台帳の {pending['id']} は {hit['name']} の記録で、宙ぶらりんな呼び出し {pending['name']} のものではありません"
+        return _no("record_other_tool", id=pending["id"], name=hit["name"], pending=pending["name"])
     return None

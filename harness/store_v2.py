@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from . import store
 from .store import (
+    _no,
     checkpoint_problem,
     keys_problem,
     ledger_problem,
@@ -28,16 +29,16 @@ def checkpoint_problem_v2(cp: object) -> str | None:
         return problem
     pending = cp["pendingToolUses"]
     if not isinstance(pending, list):
-        return "pendingToolUses が配列ではありません"
+        return _no("pending_not_list")
     if len(pending) > MANY_TOOL_USES:
-        return f"pendingToolUses に {len(pending)} 個の呼び出しがあります（1ターンに記録できるのは {MANY_TOOL_USES} 個まで）"
+        return _no("too_many_pending", count=len(pending), most=MANY_TOOL_USES)
     for i, call in enumerate(pending):
         problem = pending_call_problem(call, f"pendingToolUses[{i}]")
         if problem:
             return problem
     ids = [call["id"] for call in pending]
     if len(set(ids)) != len(ids):
-        return "pendingToolUses に同じ id が2度あります"
+        return _no("pending_twice")
     rest = {k: v for k, v in cp.items() if k != "pendingToolUses"}
     return checkpoint_problem({**rest, "pendingToolUse": None}) or used_id_problem(
         pending, cp["messages"], "pendingToolUses"

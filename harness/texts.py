@@ -48,6 +48,51 @@ CHECKPOINT_OTHER_VERSION = (
     "{path} の version={version} です。このプログラムは version=1 しか受け付けないため、読み込みを拒否します。\n"
     + START_OVER
 )
+# What is wrong with a file or a response: the detail inside a loader's refusal (harness/store.py).
+SHAPE_PROBLEMS = {
+    "not_a_json_number": "JSON ではない数値 {name}",
+    "key_twice": "同じキーが2回あります",
+    "not_an_object": "JSON オブジェクトではありません",
+    "not_object": "{where} がオブジェクトではありません",
+    "not_a_name": "{where} が英数字・_・- の文字列ではありません",
+    "not_content": "{where} が文字列でも配列でもありません",
+    "no_type": "{where} に type がありません",
+    "wrong_role": "{where} の {type} は {role} のメッセージには置けません",
+    "not_json_safe": (
+        "{where} JSON や UTF-8 にできない値（NaN、範囲外の数、対になっていないサロゲートなど）か深すぎる入れ子があります"
+    ),
+    "must_be": "{where} は {shape} でなければなりません",
+    "pending_or_null": "null か {id, name, input}",
+    "version_not_integer": "version が整数ではありません",
+    "keys_missing": "キー {keys} がありません",
+    "keys_unknown": "未知のキー {keys} があります",
+    "task_not_text": "task が文字列ではありません",
+    "counts": "turns と tokensUsed は 0 以上の整数（10 の 100 乗未満）でなければなりません",
+    "no_messages": "messages が空でない配列ではありません",
+    "no_role": "messages[{i}] に role (user/assistant) がありません",
+    "use_twice": "messages に同じ tool_use id {id} が2回あります",
+    "pending_after_assistant": "pendingToolUse があるのに messages の最後が user のメッセージではありません",
+    "id_used": "{where} の id {id} はこの会話ですでに使われています",
+    "ledger_key": "キーが tool_use_id の形（英数字・_・-）ではありません",
+    "record_incomplete": "{key} のレコードに name, result, at がそろっていません",
+    "record_name": "{key} の name が文字列ではありません",
+    "record_at": "{key} の at が 0 以上の整数ではありません",
+    "ledger_newer": "台帳にはこのチェックポイントが知らない呼び出し {ids} の記録があります（チェックポイントが台帳より古い）",
+    "record_other_tool": "台帳の {id} は {name} の記録で、宙ぶらりんな呼び出し {pending} のものではありません",
+    "response_not_object": "応答が JSON オブジェクトではありません",
+    "content_not_list": "content が配列ではありません",
+    "text_not_text": "content[{j}].text が文字列ではありません",
+    "stop_not_text": "stop_reason が文字列ではありません",
+    "usage": "usage の input_tokens と output_tokens が 0 以上の整数ではありません",
+    "too_many_uses": "tool_use が {count} 個あります（宙ぶらりんな呼び出しとして記録できるのは {most} 個まで）",
+    "no_tool_use": "stop_reason が tool_use なのに tool_use ブロックがありません",
+    "same_id": "同じ tool_use id が2回あります",
+    "response_id_used": "tool_use id {id} はこの会話ですでに使われています",
+    "unreadable_back": "JSON として読み戻せません",
+    "pending_not_list": "pendingToolUses が配列ではありません",
+    "too_many_pending": "pendingToolUses に {count} 個の呼び出しがあります（1ターンに記録できるのは {most} 個まで）",
+    "pending_twice": "pendingToolUses に同じ id が2度あります",
+}
 PAIRING_BROKEN = "tool_use と tool_result の対が崩れていて、API はこの会話を受け付けません: {detail}"
 PAIRING_FAULTS = {
     "first": "messages[0] が user のメッセージではありません",
