@@ -34,6 +34,19 @@ LEDGER_ALERT = (
     "再開時に重複実行のリスクがあるため、手動で確認してください（{error}）"
 )
 
+# What each crash moment is (vocab.CRASH_MOMENTS), and the exercise's words for ①②③.
+CRASH_MOMENT_WORDS = {
+    "after-save-a": "① 地点A保存直後（ツール未実行）",
+    "after-tool-run": "② ツール完了・台帳未記録",
+    "after-effect-write": "台帳記録済み・地点B未保存（レッスンのデモ）",
+    "after-save-b": "③ 地点B保存直後",
+    "checkpoint-torn-write": "checkpoint.json.tmp を半分だけ書いたところ",
+    "checkpoint-before-rename": "checkpoint.json.tmp を書き終え、rename する直前",
+    "effects-torn-write": "effects.json.tmp を半分だけ書いたところ",
+    "effects-before-rename": "effects.json.tmp を書き終え、rename する直前",
+}
+MOMENT_MARK_WORDS = {"①": "地点A保存直後、ツール未実行", "②": "ツール完了、台帳未記録", "③": "地点B保存直後"}
+
 # Loader errors: line 1 says what is wrong, line 2 what to do.
 START_OVER = "このファイルを削除し、--resume なしで最初からやり直してください。"
 CHECKPOINT_MISSING = (
