@@ -3,6 +3,33 @@
 Importing it loads neither anthropic, ipywidgets nor matplotlib.
 """
 
+import os
+import signal
+import sys
+
+from .texts import INTERRUPTED_AT_START
+
+
+def _interrupted_at_start(signum, frame) -> None:
+    """Ctrl-C while `python -m harness` is still starting (importing): nothing has been read or written yet, so it
+    ends here, quietly, with a shell's Ctrl-C code; __main__._run takes Ctrl-C over once the command line starts."""
+    try:
+        os.write(2, (INTERRUPTED_AT_START + "\n").encode("utf-8"))
+    except OSError:  # stderr closed: nothing to tell
+        pass
+    os._exit(130)
+
+
+def _starting_as_the_command() -> bool:
+    """Whether this is `python -m harness` being located: never a notebook, a test, or `python -m harness.exercises...`."""
+    argv = getattr(sys, "orig_argv", [])
+    return sys.argv[:1] == ["-m"] and "-m" in argv and argv[argv.index("-m") + 1 :][:1] == ["harness"]
+
+
+# The first thing the command runs of the package; not over a Ctrl-C the command was started with ignored.
+if _starting_as_the_command() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _interrupted_at_start)
+
 from .checkpoint import load_checkpoint, save_checkpoint, write_json_atomic
 from .crash import CrashPlan, SimulatedCrash, crash_on
 from .errors import HarnessError

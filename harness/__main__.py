@@ -10,47 +10,31 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shlex
 import signal
-import sqlite3
 import sys
 import time
-import urllib.parse
 from pathlib import Path
 
 from . import settings, texts
-from .beyond.modes import refuse_another_mode
+from .beyond.cli import main_beyond, main_dbos, refuse_another_mode_on_disk, shared_database
 from .crash import CrashPlan, SimulatedCrash
 from .errors import HarnessError
-from .files import append_line
 from .lock import hold_workdir
 from .loop import run_agent
 from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
 from .run import Run, wall_clock_ms
+from .store import append_line
 from .tools import TOOL_SCHEMAS
-from .vocab import CHECKPOINT_FILE, DB_FILE, DEFAULT_WORKDIR, EXIT_CRASHED
+from .transcript import print_transcript, terminal_safe, untrusted
+from .vocab import CHECKPOINT_FILE, CRASH_LABELS, DEFAULT_WORKDIR, EXIT_CRASHED, LABEL_AFTER_EVENT
 
 EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 
-USAGE = f"""使い方: python -m harness [--resume] [--workdir DIR] [--real] [--parallel] [--idempotent]
-                          [--engine dbos [--database-url URL]]
-  --resume        checkpoint.json から再開する（reconcile してから続ける）
-  --real          本物の Messages API を使う（ANTHROPIC_API_KEY が必要。モデルは ANTHROPIC_MODEL で変えられる）
-  --workdir DIR   作業フォルダ（既定: {DEFAULT_WORKDIR}）
-  --parallel      レッスンの先へ: 1ターンに複数のツール（チェックポイント version 2、notebook 11）
-  --idempotent    レッスンの先へ: 冪等キーで問い合わせられる write_report（reconcile の第4の分岐、notebook 12）
-  --engine dbos   レッスンの先へ: 同じタスクを DBOS のワークフローとして走らせる（--resume は DBOS が回復する、notebook 13）
-  --database-url URL  DBOS のシステムデータベース（既定: 作業フォルダの dbos.sqlite。環境変数 HARNESS_DATABASE_URL も可。
-                      HARNESS_TASK_ID でタスク、HARNESS_EXECUTOR_ID でワーカーの名前、HARNESS_DATABASE_DEADLINE_S で
-                      データベースを待つ秒数（既定 60）を指定できる）
-環境変数: CRASH_AFTER=LABEL:N（LABEL は after-save-a, after-tool-run, after-effect-write, after-save-b）
-          CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
-          HARNESS_SLOW_MS=N（1ステップごとに N ミリ秒止まる。授業で落とす瞬間を見せるため）
-          HARNESS_EVENTS_FILE=PATH（イベントを1行1 JSON で追記する。Crash Lab が使う）
-          HARNESS_API_DEADLINE_S=S（--real: モデル呼び出し1回を、再試行も含めて S 秒で打ち切る。既定: {DEFAULT_DEADLINE_S:g}。
-                                   待っている間は 10 秒ごとに stderr へ [待機中] の1行を出す）"""
+USAGE = texts.USAGE.format(
+    workdir=DEFAULT_WORKDIR, labels=", ".join(CRASH_LABELS), deadline=f"{DEFAULT_DEADLINE_S:g}"
+)
 
 
 class Options:
@@ -74,96 +58,50 @@ def main(options: Options, env=os.environ) -> str:
 # fmt: on
 
 
-def main_dbos(options: Options, env=os.environ) -> str:
-    """Beyond the lesson (--engine dbos): the same task as a DBOS workflow (harness/beyond/engine_dbos.py, notebook 13)."""
-    from .beyond.engine_dbos import main as dbos_main  # imports dbos and SQLAlchemy: only with --engine dbos
-
-    run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
-              listeners=listeners_from_env(env))  # fmt: skip
-    return dbos_main(options, run, make_client(options.real), env)
+def run_from_env(options: Options, env) -> Run:
+    """The run main() builds, for the modes beyond the lesson: the folder, and the clock, crash plan and listeners
+    the environment asks for."""
+    return Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
+               listeners=listeners_from_env(env))  # fmt: skip
 
 
-def main_beyond(options: Options, env=os.environ) -> str:
-    """Beyond the lesson (--parallel, --idempotent): the same run as main(), the scenario of harness/beyond/scenarios.py."""
-    from .beyond.scenarios import run_scenario, scenario_of
-
-    run = Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
-              listeners=listeners_from_env(env))  # fmt: skip
-    # the scenario's scripted model, or the real API (several tool_use blocks a turn with --parallel)
-    client = make_client(True, env, parallel=options.parallel) if options.real else None
-    with hold_workdir(run.workdir):
-        scenario = scenario_of(options.parallel, options.idempotent)
-        return run_scenario(run, scenario, resume=options.resume, client=client)
-
-
-def shared_database(options: Options, env) -> bool:
-    """--engine dbos with a database given by URL: a worker taking over a task may resume in a new folder."""
-    return options.engine == "dbos" and bool(options.database_url or env.get("HARNESS_DATABASE_URL"))
-
-
-def refuse_engine_left_here(options: Options) -> None:
-    """--resume without --engine in a folder whose task is an --engine dbos workflow (no checkpoint.json, a
-    dbos.sqlite): name the command that continues it, rather than the lesson's "no checkpoint"."""
-    folder = Path(options.workdir)
-    if (
-        not options.resume
-        or os.path.lexists(folder / CHECKPOINT_FILE)
-        or not os.path.lexists(folder / DB_FILE)
-    ):
-        return
-    prefix = ""
-    with contextlib.suppress(sqlite3.Error, OSError):  # the task's id, when it is not the default one
-        uri = "file:" + urllib.parse.quote(os.fsencode(folder.resolve() / DB_FILE), safe="/") + "?mode=ro"
-        con = sqlite3.connect(uri, uri=True, timeout=1.0)
-        try:
-            ids = [r[0] for r in con.execute("SELECT workflow_uuid FROM workflow_status")]
-        finally:
-            con.close()
-        if len(ids) == 1 and ids[0] != "sales-report":
-            prefix = f"HARNESS_TASK_ID={shlex.quote(ids[0])} "
-    command = f"{prefix}python -m harness --engine dbos --resume --workdir {shlex.quote(str(folder))}"
-    path = folder / CHECKPOINT_FILE
-    raise HarnessError(
-        texts.LESSON_ENGINE_ON_DISK.format(path=path, command=texts.untrusted(command, limit=2000))
-    )
+# The switches and the options that take a value, each with the Options attribute it sets.
+FLAGS = {"--resume": "resume", "--real": "real", "--parallel": "parallel", "--idempotent": "idempotent"}
+VALUED = {"--workdir": "workdir", "--engine": "engine", "--database-url": "database_url"}
 
 
 def parse_args(argv: list[str]) -> Options:
-    """Options from the arguments; argparse is not used because it alone costs ~8 ms of start-up."""
+    """Options from the arguments; argparse is not used because it alone costs ~8 ms of start-up (and its messages
+    are not the lesson's)."""
     options, rest = Options(), list(argv)
     while rest:
         arg = rest.pop(0)
-        if arg == "--resume":
-            options.resume = True
-        elif arg == "--real":
-            options.real = True
-        elif arg in ("--parallel", "--idempotent"):
-            setattr(options, arg[2:], True)
-        elif arg == "--workdir" and rest:
-            options.workdir = rest.pop(0)
+        if arg in FLAGS:
+            setattr(options, FLAGS[arg], True)
+        elif arg in VALUED and rest:
+            setattr(options, VALUED[arg], rest.pop(0))
         elif arg.startswith("--workdir="):
             options.workdir = arg.split("=", 1)[1]
-        elif arg in ("--engine", "--database-url") and rest:
-            setattr(options, arg[2:].replace("-", "_"), rest.pop(0))
         elif arg in ("-h", "--help"):
             _say(USAGE)
             raise SystemExit(0)
         else:
-            _say(texts.BAD_ARGUMENT.format(arg=texts.untrusted(arg), usage=USAGE.splitlines()[0]), sys.stderr)
-            raise SystemExit(EXIT_USAGE)
+            _usage_error(texts.BAD_ARGUMENT.format(arg=untrusted(arg), usage=USAGE.splitlines()[0]))
+    engine = options.engine
     if not options.workdir.strip():
-        _say(texts.EMPTY_WORKDIR, sys.stderr)
-        raise SystemExit(EXIT_USAGE)
-    if options.engine not in (None, "dbos"):
-        _say(texts.DBOS_BAD_ENGINE.format(value=texts.untrusted(options.engine)), sys.stderr)
-        raise SystemExit(EXIT_USAGE)
-    if options.database_url and options.engine is None:
-        _say(texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url"), sys.stderr)
-        raise SystemExit(EXIT_USAGE)
-    if options.engine and (options.parallel or options.idempotent):
-        _say(texts.ENGINE_WITH_SCENARIO, sys.stderr)
-        raise SystemExit(EXIT_USAGE)
+        _usage_error(texts.EMPTY_WORKDIR)
+    if engine not in (None, "dbos"):
+        _usage_error(texts.DBOS_BAD_ENGINE.format(value=untrusted(engine)))
+    if options.database_url and engine is None:
+        _usage_error(texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url"))
+    if engine and (options.parallel or options.idempotent):
+        _usage_error(texts.ENGINE_WITH_SCENARIO)
     return options
+
+
+def _usage_error(message: str) -> None:
+    _say(message, sys.stderr)
+    raise SystemExit(EXIT_USAGE)
 
 
 def clock_from_env(env):
@@ -176,7 +114,8 @@ def crash_plan_from_env(env) -> CrashPlan | None:
     return CrashPlan.from_env(env.get("CRASH_AFTER"), env.get("CRASH_MODE"))
 
 
-STEP_EVENTS = ("save_a", "tool_ran", "effect_written", "save_b", "resume", "reconcile")
+# The steps a slow-motion run pauses after: the moments a crash can be placed at, and the resume's two.
+STEP_EVENTS = (*LABEL_AFTER_EVENT, "resume", "reconcile")
 
 
 def event_log(path: str):
@@ -199,7 +138,7 @@ def slow_motion(ms: int):
 
 
 def listeners_from_env(env) -> list:
-    listeners = [texts.print_transcript]
+    listeners = [print_transcript]
     events_file = settings.events_file(env)  # cli() checked it against the work folder (harness/settings.py)
     if events_file:
         listeners.append(event_log(events_file))
@@ -241,6 +180,7 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
     """Run main() and turn how it ended into an exit code and at most two Japanese lines on stderr."""
     _tolerate_any_terminal()
     options = parse_args(sys.argv[1:] if argv is None else argv)
+    _started.append(options)
     if options.real and not env.get("ANTHROPIC_API_KEY"):
         _say(texts.NO_API_KEY, sys.stderr)
         return EXIT_ERROR
@@ -252,16 +192,13 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         if options.resume and not workdir.is_dir() and not shared_database(options, env):
             raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
         workdir.mkdir(parents=True, exist_ok=True)
-        if options.engine is None:
-            refuse_engine_left_here(options)
-        if options.resume:  # the task on disk continues in the mode it was started in (beyond/modes.py)
-            # read while no other run changes it: a folder in use is refused as such
-            with hold_workdir(workdir):
-                refuse_another_mode(workdir, options.parallel, options.idempotent, bool(options.engine))
+        refuse_another_mode_on_disk(options)  # a --resume continues the task in the mode it was started in
         if options.engine == "dbos":  # beyond the lesson (notebook 13)
-            main_dbos(options, env)
+            main_dbos(options, run_from_env(options, env), make_client(options.real), env)
         elif options.parallel or options.idempotent:  # beyond the lesson (notebooks 11, 12)
-            main_beyond(options, env)
+            # the scenario's scripted model, or the real API (several tool_use blocks a turn with --parallel)
+            real = make_client(True, env, parallel=options.parallel) if options.real else None
+            main_beyond(options, run_from_env(options, env), real)
         else:
             main(options, env)
     except SimulatedCrash:
@@ -275,13 +212,13 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
     except APIError as err:
         kind = texts.API_KINDS.get(err.status, "HTTP エラー")
         hint = texts.API_RESUME_HINT if _resumable(options) else texts.API_RESTART_HINT
-        message = texts.API_FAILED.format(kind=kind, status=err.status, message=texts.untrusted(err.message))
+        message = texts.API_FAILED.format(kind=kind, status=err.status, message=untrusted(err.message))
         _say(f"エラー: {message}\n{hint}", sys.stderr)
         return EXIT_ERROR
     except OSError as err:  # a full disk, a read-only folder: ordinary trouble, not a bug
         if settings.debug_on(env):
             raise
-        detail = texts.untrusted(err.strerror or err)
+        detail = untrusted(err.strerror or err)
         hint = texts.DISK_RESUME_HINT if _resumable(options) else texts.DISK_RESTART_HINT
         _say(
             f"エラー: {texts.DISK_PROBLEM.format(detail=detail, path=options.workdir, hint=hint)}", sys.stderr
@@ -291,7 +228,7 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         if settings.debug_on(env):
             raise
         _say(
-            f"エラー: {texts.UNEXPECTED.format(kind=type(err).__name__, error=texts.untrusted(err))}",
+            f"エラー: {texts.UNEXPECTED.format(kind=type(err).__name__, error=untrusted(err))}",
             sys.stderr,
         )
         return EXIT_ERROR
@@ -319,7 +256,7 @@ def _say(line: str, stream=None) -> None:
     if stream is None:  # started with that stream closed (`>&-`)
         return
     try:
-        print(texts.terminal_safe(line), file=stream, flush=True)
+        print(terminal_safe(line), file=stream, flush=True)
     except (OSError, ValueError):
         pass
 
@@ -335,6 +272,10 @@ def _exit(code: int) -> None:
     sys.exit(code)
 
 
+# The options of the command line once cli() has read them (what a Ctrl-C outside its handling may advise).
+_started: list[Options] = []
+
+
 def _interrupt_once(signum, frame) -> None:
     """Ctrl-C stops the run once: the first one raises KeyboardInterrupt, any later one (while the first is being
     handled, or while the process exits) is ignored, so it can never end the process with -2 and a traceback."""
@@ -345,15 +286,22 @@ def _interrupt_once(signum, frame) -> None:
 def _run() -> int:
     """cli() with Ctrl-C taken once; a Ctrl-C that lands before cli() could handle it still exits 130, quietly.
 
-    Python's default handler only: not when started with Ctrl-C ignored, nor outside the main thread (ValueError).
+    Not when started with Ctrl-C ignored, nor outside the main thread (ValueError). Until here, the package's
+    start-up handler (harness/__init__.py) ends a Ctrl-C quietly.
     """
     with contextlib.suppress(ValueError):
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, _interrupt_once)
     try:
         return cli()
-    except KeyboardInterrupt:
-        _say(texts.INTERRUPTED, sys.stderr)
+    except (
+        KeyboardInterrupt
+    ):  # outside cli()'s own handling: before it read its arguments, or while it reported
+        if not _started:
+            message = texts.INTERRUPTED_AT_START  # nothing has been read or written yet
+        else:
+            message = texts.INTERRUPTED if _resumable(_started[0]) else texts.INTERRUPTED_BEFORE_SAVE
+        _say(message, sys.stderr)
         return EXIT_INTERRUPTED
     finally:  # the run has ended: a Ctrl-C now, while the process exits, changes nothing
         with contextlib.suppress(ValueError):

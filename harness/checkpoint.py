@@ -7,9 +7,17 @@ from pathlib import Path
 
 from . import texts
 from .errors import HarnessError
-from .files import dump_json, fsync_folder, read_json, write_new_file
-from .scene import CHECKPOINT_VERSION, checkpoint_problem, ledger_problem, read_ledger
-from .vocab import EFFECTS_FILE
+from .store import (
+    checkpoint_problem,
+    dump_json,
+    fsync_folder,
+    ledger_problem,
+    read_json,
+    read_ledger,
+    write_new_file,
+)
+from .transcript import version_refused
+from .vocab import CHECKPOINT_VERSION, EFFECTS_FILE
 
 
 def write_json_atomic(path: Path, obj: object) -> None:
@@ -33,7 +41,7 @@ def load_checkpoint(path: Path) -> dict:
         raise HarnessError(texts.CHECKPOINT_MISSING.format(path=path)) from None
     if isinstance(cp, dict) and cp.get("version", CHECKPOINT_VERSION) != CHECKPOINT_VERSION:
         # 構造が変わった古い（新しい）ファイルを、無理やり今のフォーマットとして読まない
-        raise HarnessError(texts.version_refused(path, cp["version"]))
+        raise HarnessError(version_refused(path, cp["version"]))
     problem = checkpoint_problem(cp)
     if problem:
         raise HarnessError(texts.CHECKPOINT_SHAPE.format(path=path, detail=problem))

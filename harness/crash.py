@@ -18,19 +18,27 @@ from pathlib import Path
 
 from . import texts
 from .errors import HarnessError
-from .vocab import ALL_LABELS, CHECKPOINT_FILE, CRASH_MODES, EFFECTS_FILE, LABEL_AFTER_EVENT, WRITER_LABELS
+from .vocab import (
+    ALL_LABELS,
+    CHECKPOINT_FILE,
+    CRASH_MODES,
+    CRASH_MOMENTS,
+    EFFECTS_FILE,
+    LABEL_AFTER_EVENT,
+    WRITER_LABELS,
+)
 
 
 class SimulatedCrash(BaseException):
     """The lesson's pseudo-kill. Like a real kill, it cannot be caught by `except Exception` (only by main)."""
 
     def __init__(self, label: str):
-        super().__init__(f"{label} で疑似キル")
+        super().__init__(texts.SIMULATED_KILL.format(label=label))
         self.label = label
 
 
 # Which file each writer label aims at, and which events follow a finished write of that file.
-_WRITER_FILE = {"checkpoint": CHECKPOINT_FILE, "effects": EFFECTS_FILE}
+_WRITER_FILE = {label: file for label, file, _ in CRASH_MOMENTS if label in WRITER_LABELS}
 _WRITE_EVENTS = {"save_a": CHECKPOINT_FILE, "save_b": CHECKPOINT_FILE, "effect_written": EFFECTS_FILE}
 
 
@@ -82,7 +90,7 @@ class CrashPlan:
 
     def _writer_crash(self, run, event) -> None:
         written = _WRITE_EVENTS.get(event.kind)
-        target = _WRITER_FILE[self.label.split("-", 1)[0]]
+        target = _WRITER_FILE[self.label]
         if written == target and self._count(self.label):
             path = run.path(target)
             new = _read(path) or b""
@@ -94,7 +102,7 @@ class CrashPlan:
             else:
                 path.write_bytes(previous)
             self.die(run)
-        self.before = {name: _read(run.path(name)) for name in _WRITER_FILE.values()}
+        self.before = {name: _read(run.path(name)) for name in (CHECKPOINT_FILE, EFFECTS_FILE)}
 
     def die(self, run) -> None:
         """The [kill] event, then the lesson's simulated crash, or a real SIGKILL of this process."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .checkpoint import write_json_atomic
-from .scene import read_ledger
+from .store import read_ledger
 
 
 def load_effects(path: Path) -> dict[str, dict]:

@@ -3,7 +3,6 @@ so a lock left by a killed process is stale by construction and the next run sim
 
 from __future__ import annotations
 
-import functools
 import os
 from contextlib import contextmanager
 
@@ -35,14 +34,3 @@ def hold_workdir(workdir):
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
-
-
-def holds_workdir(run_agent):
-    """Decorator: run_agent(run, ...) runs holding run.workdir."""
-
-    @functools.wraps(run_agent)
-    def locked(run, *args, **kwargs):
-        with hold_workdir(run.workdir):
-            return run_agent(run, *args, **kwargs)
-
-    return locked

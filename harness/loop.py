@@ -7,8 +7,8 @@ from .checkpoint import load_checkpoint, save_checkpoint
 from .errors import HarnessError
 from .ledger import save_effect
 from .reconcile import reconcile
-from .scene import CHECKPOINT_VERSION
 from .tools import ToolError, execute_tool
+from .vocab import CHECKPOINT_VERSION
 from .workdir import start_fresh
 
 MAX_TURNS = 10

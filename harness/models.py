@@ -8,8 +8,7 @@ import os
 import time
 
 from . import texts
-from .files import parse_json
-from .scene import response_problem
+from .store import pairing_fault, parse_json, response_problem
 from .vocab import MANY_TOOL_USES, NOTES_FILE, REPORT_FILE
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the one place the model id lives; ANTHROPIC_MODEL overrides it
@@ -25,68 +24,95 @@ class APIError(Exception):
         self.message = message
 
 
+# The real API's words for each way a conversation breaks the pairing rule (store.pairing_fault).
+PAIRING_ERRORS = {
+    "first": 'messages: first message must use the "user" role',
+    "unanswered": (
+        "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
+        "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+    ),
+    "stray": (
+        "messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: {ids}. "
+        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+    ),
+    "not_first": (
+        "messages.{i}.content: `tool_result` blocks must come first in the user message, before any other content."
+    ),
+    "twice": "messages.{i}.content: more than one `tool_result` for the same `tool_use`: {ids}.",
+    "order": (
+        "messages.{i}.content: `tool_result` blocks must follow the order of the `tool_use` blocks in "
+        "messages.{before}: expected {expected}, got {got} (the scripted model's rule)."
+    ),
+}
+
+
 def pairing_problem(messages: list[dict]) -> str | None:
     """The real API's complaint if a tool_use is not answered first thing in the next user message, else None."""
-    if not messages or messages[0].get("role") != "user":
-        return 'messages: first message must use the "user" role'
-    for i, msg in enumerate(messages):
-        blocks = msg["content"] if isinstance(msg["content"], list) else []
-        if msg["role"] == "assistant":
-            ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
-            nxt = messages[i + 1]["content"] if i + 1 < len(messages) else None
-            answered = (
-                {b.get("tool_use_id") for b in nxt if b.get("type") == "tool_result"}
-                if isinstance(nxt, list)
-                else set()
-            )
-            missing = [x for x in ids if x not in answered]
-            if missing:
-                return (
-                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: "
-                    f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block "
-                    "in the next message."
-                )
-        else:
-            prev = messages[i - 1]["content"] if i > 0 and messages[i - 1]["role"] == "assistant" else []
-            asked = {b.get("id") for b in prev if isinstance(b, dict) and b.get("type") == "tool_use"}
-            stray = [
-                b.get("tool_use_id")
-                for b in blocks
-                if b.get("type") == "tool_result" and b.get("tool_use_id") not in asked
-            ]
-            if stray:
-                return (
-                    f"messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: {', '.join(stray)}. "
-                    "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
-                )
-    return None
+    fault = pairing_fault(messages)
+    if fault is None:
+        return None
+    kind, i, ids = fault
+    expected, _, got = ids.partition(" / ")
+    return PAIRING_ERRORS[kind].format(i=i, ids=ids, before=i - 1, expected=expected, got=got)
 
 
-def _result_of(messages: list[dict], tool_use_id: str) -> dict | None:
+def result_of(messages: list[dict], tool_use_id: str) -> dict:
+    """The tool_result that answers tool_use_id in this conversation ({} if none)."""
     for msg in messages:
         if msg["role"] == "user" and isinstance(msg["content"], list):
             for b in msg["content"]:
                 if b.get("type") == "tool_result" and b.get("tool_use_id") == tool_use_id:
                     return b
-    return None
+    return {}
 
 
-def _report(messages: list[dict]) -> str:
-    """The report R3 writes, composed from what the tools returned in this conversation."""
-    notes = _result_of(messages, "toolu_01")
-    count = _result_of(messages, "toolu_02")
-    points = [ln for ln in str(notes.get("content") if notes else "").splitlines() if ln.startswith("- ")]
+def note_points(messages: list[dict]) -> list[str]:
+    """The notes' points ("- ..." lines) as read_notes (toolu_01) returned them."""
+    notes = result_of(messages, "toolu_01")
+    text = "" if notes.get("is_error") else str(notes.get("content", ""))
+    return [line for line in text.splitlines() if line.startswith("- ")]
+
+
+def report_text(messages: list[dict]) -> str:
+    """The report write_report writes, composed from what the two reads returned in this conversation."""
+    points = note_points(messages)
+    count = result_of(messages, "toolu_02")
+    tally = count.get("content") if count and not count.get("is_error") else "不明"
     body = "\n".join(points) if points else "（メモの要点を読み取れませんでした）"
-    tally = count.get("content") if count else "不明"
     return f"# 営業メモのレポート\n\n要点（{len(points)}件）:\n{body}\n\n元のメモ: {tally}\n"
 
 
+def _lesson_closing(messages: list[dict]) -> str:
+    last = messages[-1]["content"]
+    failed = isinstance(last, list) and any(b.get("is_error") for b in last)
+    return texts.DONE_UNKNOWN.format(name="write_report") if failed else texts.DONE_OK
+
+
+# The lesson's task as data: the calls of each turn (R1..R3) as (tool_use_id, tool, input), an input's value either
+# fixed or composed from the conversation so far, then the closing words (R4). Adding a call is one line here.
+LESSON_SCRIPT = {
+    "task": texts.TASK,
+    "model": SCRIPTED_MODEL,
+    "letter": "R",
+    "message_id": "msg_scripted_{n:02d}",
+    "turns": [
+        [("toolu_01", "read_notes", {"path": NOTES_FILE})],
+        [("toolu_02", "count_words", {"path": NOTES_FILE})],
+        [("toolu_03", "write_report", {"path": REPORT_FILE, "content": report_text})],
+    ],
+    "closing": _lesson_closing,
+}
+
+
 class ScriptedModel:
-    """A stand-in for client.messages.create that picks R1..R4 from the conversation, so any crash point can resume."""
+    """A stand-in for client.messages.create that plays a script (the lesson's by default): the reply is chosen from
+    the conversation (how many assistant turns it holds), so any crash point can resume. It refuses a conversation
+    that breaks the pairing rule with the real API's 400. A conversation of another script's task (a version-1
+    checkpoint resumed by the version-2 loop) is answered from that script (`also`)."""
 
-    model = SCRIPTED_MODEL
-
-    def __init__(self) -> None:
+    def __init__(self, script: dict = LESSON_SCRIPT, *also: dict) -> None:
+        self.script, self.scripts = script, {s["task"]: s for s in (*also, script)}
+        self.model = script["model"]
         self.messages = self  # so the loop calls client.messages.create(...), as with the real SDK
         self.calls = 0
 
@@ -95,37 +121,28 @@ class ScriptedModel:
         problem = pairing_problem(messages)
         if problem:
             raise APIError(400, problem)
-        step = sum(1 for m in messages if m["role"] == "assistant")
-        if step == 0:
-            content = [_tool_use("toolu_01", "read_notes", {"path": NOTES_FILE})]
-        elif step == 1:
-            content = [_tool_use("toolu_02", "count_words", {"path": NOTES_FILE})]
-        elif step == 2:
+        task = messages[0]["content"]
+        script = self.scripts.get(task, self.script) if isinstance(task, str) else self.script
+        step, turns = sum(1 for m in messages if m["role"] == "assistant"), script["turns"]
+        if step < len(turns):
             content = [
-                _tool_use("toolu_03", "write_report", {"path": REPORT_FILE, "content": _report(messages)})
-            ]
-        elif step == 3:
-            last = messages[-1]["content"]
-            failed = (
-                [b for b in last if isinstance(last, list) and b.get("is_error")]
-                if isinstance(last, list)
-                else []
-            )
-            text = texts.DONE_UNKNOWN.format(name="write_report") if failed else texts.DONE_OK
-            content = [{"type": "text", "text": text}]
+                {"type": "tool_use", "id": id, "name": name,
+                 "input": {k: v(messages) if callable(v) else v for k, v in input.items()}}
+                for id, name, input in turns[step]
+            ]  # fmt: skip
+        elif step == len(turns):
+            content = [{"type": "text", "text": script["closing"](messages)}]
         else:
-            raise APIError(
-                400,
-                f"スクリプト化されたモデルのレスポンスは R1〜R4 の4つだけです（{step + 1}個目を要求されました）",
-            )
-        stop = "tool_use" if content[0]["type"] == "tool_use" else "end_turn"
+            last, count = f"{script['letter']}{len(turns) + 1}", len(turns) + 1
+            raise APIError(400, texts.SCRIPT_EXHAUSTED.format(
+                first=script["letter"] + "1", last=last, count=count, n=step + 1))  # fmt: skip
         return {
-            "id": f"msg_scripted_{step + 1:02d}",
+            "id": script["message_id"].format(n=step + 1),
             "type": "message",
             "role": "assistant",
-            "model": self.model,
+            "model": script["model"],
             "content": content,
-            "stop_reason": stop,
+            "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
             "stop_sequence": None,
             # deterministic stand-in for token counts: about four characters per token
             "usage": {
@@ -133,10 +150,6 @@ class ScriptedModel:
                 "output_tokens": len(json.dumps(content, ensure_ascii=False)) // 4,
             },
         }
-
-
-def _tool_use(id: str, name: str, input: dict) -> dict:
-    return {"type": "tool_use", "id": id, "name": name, "input": input}
 
 
 # A model call (the SDK's retries included) is given up after this long; HARNESS_API_DEADLINE_S changes it.

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from . import texts
 from .tools import TOOL_IMPLS, ToolImpl
 from .vocab import CHECKPOINT_FILE, EFFECTS_FILE
 
@@ -53,8 +54,10 @@ class Run:
         self.listeners = list(listeners or [])
         self.tool_impls = dict(TOOL_IMPLS if tool_impls is None else tool_impls)
         self.failed_listeners: list[str] = []
-        # Beyond the lesson: the scenario a fresh start records in mode.json (None: the lesson's, nothing recorded).
+        # Beyond the lesson: the scenario a fresh start records in mode.json (None: the lesson's, nothing recorded),
+        # and what a fresh start writes for it once the folder is clean and marked (harness/beyond/modes.py).
         self.mode: str | None = None
+        self.at_fresh_start: list[Callable[[Path], None]] = []
 
     def emit(self, kind: str, **data: object) -> None:
         """Tell every listener; a listener that fails is dropped (the task never dies for its audience).
@@ -70,9 +73,7 @@ class Run:
                 self.failed_listeners.append(f"{type(err).__name__}: {err}")
                 if isinstance(err, BrokenPipeError):  # a reader that stopped reading (`| head -1`): no news
                     continue
-                _warn(
-                    f"[警告] イベントの出力先に書けなくなったので、以後は書きません（{type(err).__name__}）"
-                )
+                _warn(texts.LISTENER_FAILED.format(kind=type(err).__name__))
         if self.crash is not None:
             self.crash.after(self, event)
 

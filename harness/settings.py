@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import texts
 from .errors import HarnessError
+from .transcript import untrusted
 from .vocab import CLEANED_BY_A_FRESH_START, NOTES_FILE, STATE_FILES
 
 # On/off settings: "1" is on; "0" or empty (or unset) is off; anything else is refused.
@@ -56,7 +57,7 @@ def switch(env, name: str) -> bool:
     """An on/off setting: True for "1", False for "0", empty or unset; a HarnessError naming it for anything else."""
     value = _value(env, name)
     if value not in SWITCH_VALUES:
-        raise HarnessError(texts.BAD_SWITCH.format(name=name, value=texts.untrusted(value)))
+        raise HarnessError(texts.BAD_SWITCH.format(name=name, value=untrusted(value)))
     return SWITCH_VALUES[value]
 
 
@@ -71,7 +72,7 @@ def whole_number(env, name: str, max_digits: int, message: str) -> int | None:
     if not value:
         return None
     if not (value.isascii() and value.isdigit() and len(value) <= max_digits):
-        raise HarnessError(message.format(value=texts.untrusted(value)))
+        raise HarnessError(message.format(value=untrusted(value)))
     return int(value)
 
 
@@ -82,7 +83,7 @@ def seconds(env, name: str, message: str) -> float | None:
         return None
     number = float(value) if SECONDS_PATTERN.fullmatch(value) else math.nan
     if not 0 < number <= MAX_DEADLINE_S:
-        raise HarnessError(message.format(value=texts.untrusted(value)))
+        raise HarnessError(message.format(value=untrusted(value)))
     return number
 
 
@@ -90,7 +91,7 @@ def model_id(env) -> str | None:
     """ANTHROPIC_MODEL, or None for the default model."""
     value = _value(env, "ANTHROPIC_MODEL")
     if value and not MODEL_PATTERN.fullmatch(value):
-        raise HarnessError(texts.BAD_MODEL.format(value=texts.untrusted(value)))
+        raise HarnessError(texts.BAD_MODEL.format(value=untrusted(value)))
     return value or None
 
 
@@ -118,14 +119,14 @@ def events_file(env, workdir=None, database_url: str | None = None) -> str | Non
     value = _value(env, "HARNESS_EVENTS_FILE")
     if not value:
         return None
-    shown = texts.untrusted(value)
+    shown = untrusted(value)
     if workdir is None:
         if Path(value).name in (*STATE_FILES, *CLEANED_BY_A_FRESH_START, NOTES_FILE):
             raise HarnessError(texts.BAD_EVENTS_FILE.format(value=shown))
         return value
     targets = _spellings(value)
     if any(_inside(t, w) for t in targets for w in _spellings(workdir)):
-        raise HarnessError(texts.EVENTS_FILE_IN_WORKDIR.format(value=shown, workdir=texts.untrusted(workdir)))
+        raise HarnessError(texts.EVENTS_FILE_IN_WORKDIR.format(value=shown, workdir=untrusted(workdir)))
     database = _sqlite_file(database_url)
     if database:
         files = {s + tail for s in _spellings(database) for tail in ("", "-journal", "-wal", "-shm")}
@@ -139,9 +140,7 @@ def check(env, options) -> None:
     documented (the command line turns it into its message and exit 1)."""
     unknown = sorted(k for k in env if k.startswith("HARNESS_") and k not in KNOWN)
     if unknown:
-        raise HarnessError(
-            texts.UNKNOWN_SETTING.format(name=texts.untrusted(unknown[0]), known=", ".join(KNOWN))
-        )
+        raise HarnessError(texts.UNKNOWN_SETTING.format(name=untrusted(unknown[0]), known=", ".join(KNOWN)))
     for name in SWITCHES:
         switch(env, name)
     if options.engine is None:

@@ -1,13 +1,7 @@
-"""Every learner-facing string in one place, in the lesson's words, and the event-to-log-line formatter."""
+"""Every learner-facing string in one place, in the lesson's words: the message catalogue, no logic (the formatter
+that fills the log lines is harness/transcript.py). An English edition would be a second catalogue."""
 
 from __future__ import annotations
-
-import json
-import shlex
-import sys
-from pathlib import Path
-
-from .vocab import DEFAULT_WORKDIR
 
 TASK = "sales-notes.txt を短いレポートにまとめて report.txt に書き出してください。"
 
@@ -19,6 +13,9 @@ SAMPLE_NOTES = """営業メモ 2026年11月
 
 DONE_OK = "report.txt にレポートを書き出しました。タスク完了。"
 DONE_UNKNOWN = "{name} の実行状態が不明です。report.txt を確認してください。"
+SCRIPT_EXHAUSTED = (
+    "スクリプト化されたモデルのレスポンスは {first}〜{last} の{count}つだけです（{n}個目を要求されました）"
+)
 MAX_TURNS_REACHED = "最大{max_turns}ターンに達したため、自主的に停止します"
 
 # reconcile's three branches, exactly as the lesson logs them.
@@ -37,6 +34,19 @@ LEDGER_ALERT = (
     "再開時に重複実行のリスクがあるため、手動で確認してください（{error}）"
 )
 
+# What each crash moment is (vocab.CRASH_MOMENTS), and the exercise's words for ①②③.
+CRASH_MOMENT_WORDS = {
+    "after-save-a": "① 地点A保存直後（ツール未実行）",
+    "after-tool-run": "② ツール完了・台帳未記録",
+    "after-effect-write": "台帳記録済み・地点B未保存（レッスンのデモ）",
+    "after-save-b": "③ 地点B保存直後",
+    "checkpoint-torn-write": "checkpoint.json.tmp を半分だけ書いたところ",
+    "checkpoint-before-rename": "checkpoint.json.tmp を書き終え、rename する直前",
+    "effects-torn-write": "effects.json.tmp を半分だけ書いたところ",
+    "effects-before-rename": "effects.json.tmp を書き終え、rename する直前",
+}
+MOMENT_MARK_WORDS = {"①": "地点A保存直後、ツール未実行", "②": "ツール完了、台帳未記録", "③": "地点B保存直後"}
+
 # Loader errors: line 1 says what is wrong, line 2 what to do.
 START_OVER = "このファイルを削除し、--resume なしで最初からやり直してください。"
 CHECKPOINT_MISSING = (
@@ -47,10 +57,64 @@ CHECKPOINT_UNPARSABLE = (
     "使い続けるのではなく削除し、--resume なしで最初からやり直してください。"
     "半分だけ書かれたチェックポイントは推測で元に戻せません。"
 )
-CHECKPOINT_VERSION = (
+CHECKPOINT_OTHER_VERSION = (
     "{path} の version={version} です。このプログラムは version=1 しか受け付けないため、読み込みを拒否します。\n"
     + START_OVER
 )
+# What is wrong with a file or a response: the detail inside a loader's refusal (harness/store.py).
+SHAPE_PROBLEMS = {
+    "not_a_json_number": "JSON ではない数値 {name}",
+    "key_twice": "同じキーが2回あります",
+    "not_an_object": "JSON オブジェクトではありません",
+    "not_object": "{where} がオブジェクトではありません",
+    "not_a_name": "{where} が英数字・_・- の文字列ではありません",
+    "not_content": "{where} が文字列でも配列でもありません",
+    "no_type": "{where} に type がありません",
+    "wrong_role": "{where} の {type} は {role} のメッセージには置けません",
+    "not_json_safe": (
+        "{where} JSON や UTF-8 にできない値（NaN、範囲外の数、対になっていないサロゲートなど）か深すぎる入れ子があります"
+    ),
+    "must_be": "{where} は {shape} でなければなりません",
+    "pending_or_null": "null か {id, name, input}",
+    "version_not_integer": "version が整数ではありません",
+    "keys_missing": "キー {keys} がありません",
+    "keys_unknown": "未知のキー {keys} があります",
+    "task_not_text": "task が文字列ではありません",
+    "counts": "turns と tokensUsed は 0 以上の整数（10 の 100 乗未満）でなければなりません",
+    "no_messages": "messages が空でない配列ではありません",
+    "no_role": "messages[{i}] に role (user/assistant) がありません",
+    "use_twice": "messages に同じ tool_use id {id} が2回あります",
+    "pending_after_assistant": "pendingToolUse があるのに messages の最後が user のメッセージではありません",
+    "id_used": "{where} の id {id} はこの会話ですでに使われています",
+    "ledger_key": "キーが tool_use_id の形（英数字・_・-）ではありません",
+    "record_incomplete": "{key} のレコードに name, result, at がそろっていません",
+    "record_name": "{key} の name が文字列ではありません",
+    "record_at": "{key} の at が 0 以上の整数ではありません",
+    "ledger_newer": "台帳にはこのチェックポイントが知らない呼び出し {ids} の記録があります（チェックポイントが台帳より古い）",
+    "record_other_tool": "台帳の {id} は {name} の記録で、宙ぶらりんな呼び出し {pending} のものではありません",
+    "response_not_object": "応答が JSON オブジェクトではありません",
+    "content_not_list": "content が配列ではありません",
+    "text_not_text": "content[{j}].text が文字列ではありません",
+    "stop_not_text": "stop_reason が文字列ではありません",
+    "usage": "usage の input_tokens と output_tokens が 0 以上の整数ではありません",
+    "too_many_uses": "tool_use が {count} 個あります（宙ぶらりんな呼び出しとして記録できるのは {most} 個まで）",
+    "no_tool_use": "stop_reason が tool_use なのに tool_use ブロックがありません",
+    "same_id": "同じ tool_use id が2回あります",
+    "response_id_used": "tool_use id {id} はこの会話ですでに使われています",
+    "unreadable_back": "JSON として読み戻せません",
+    "pending_not_list": "pendingToolUses が配列ではありません",
+    "too_many_pending": "pendingToolUses に {count} 個の呼び出しがあります（1ターンに記録できるのは {most} 個まで）",
+    "pending_twice": "pendingToolUses に同じ id が2度あります",
+}
+PAIRING_BROKEN = "tool_use と tool_result の対が崩れていて、API はこの会話を受け付けません: {detail}"
+PAIRING_FAULTS = {
+    "first": "messages[0] が user のメッセージではありません",
+    "unanswered": "messages[{i}] の tool_use {ids} に、次のメッセージの tool_result が答えていません",
+    "stray": "messages[{i}] の tool_result {ids} には、直前の assistant のメッセージに対の tool_use がありません",
+    "not_first": "messages[{i}] の tool_result がメッセージの先頭にありません",
+    "twice": "messages[{i}] に同じ tool_use {ids} への tool_result が2つあります",
+    "order": "messages[{i}] の tool_result が tool_use と同じ順に並んでいません（tool_use / tool_result: {ids}）",
+}
 CHECKPOINT_SHAPE = (
     "{path} の形が正しくありません（{detail}）。推測で補わずに読み込みを拒否します。\n" + START_OVER
 )
@@ -93,6 +157,8 @@ NOT_OUR_FOLDER = (
 CANNOT_CLEAN = (
     "{path} を片付けられません（{detail}）。\nその場所を確かめて、自分で片付けてから実行してください。"
 )
+LISTENER_FAILED = "[警告] イベントの出力先に書けなくなったので、以後は書きません（{kind}）"
+SIMULATED_KILL = "{label} で疑似キル"
 MARKER_TEXT = "このフォルダは python -m harness の作業フォルダです。新しく実行すると、前回の状態と出力は片付けられます。\n"
 REFUSED_TO_SAVE = (
     "{path} に書こうとした内容は、読み込むときに拒否される形です（{detail}）。読めないファイルは書かないので、"
@@ -116,6 +182,23 @@ CANNOT_OPEN = "{path} を開けません（{detail}）"
 CANNOT_WRITE = "{path} に書けません（{detail}）"
 
 # The command line.
+USAGE = """使い方: python -m harness [--resume] [--workdir DIR] [--real] [--parallel] [--idempotent]
+                          [--engine dbos [--database-url URL]]
+  --resume        checkpoint.json から再開する（reconcile してから続ける）
+  --real          本物の Messages API を使う（ANTHROPIC_API_KEY が必要。モデルは ANTHROPIC_MODEL で変えられる）
+  --workdir DIR   作業フォルダ（既定: {workdir}）
+  --parallel      レッスンの先へ: 1ターンに複数のツール（チェックポイント version 2、notebook 11）
+  --idempotent    レッスンの先へ: 冪等キーで問い合わせられる write_report（reconcile の第4の分岐、notebook 12）
+  --engine dbos   レッスンの先へ: 同じタスクを DBOS のワークフローとして走らせる（--resume は DBOS が回復する、notebook 13）
+  --database-url URL  DBOS のシステムデータベース（既定: 作業フォルダの dbos.sqlite。環境変数 HARNESS_DATABASE_URL も可。
+                      HARNESS_TASK_ID でタスク、HARNESS_EXECUTOR_ID でワーカーの名前、HARNESS_DATABASE_DEADLINE_S で
+                      データベースを待つ秒数（既定 60）を指定できる）
+環境変数: CRASH_AFTER=LABEL:N（LABEL は {labels}）
+          CRASH_MODE=sigkill（疑似キルではなく本物の SIGKILL で落ちる）
+          HARNESS_SLOW_MS=N（1ステップごとに N ミリ秒止まる。授業で落とす瞬間を見せるため）
+          HARNESS_EVENTS_FILE=PATH（イベントを1行1 JSON で追記する。Crash Lab が使う）
+          HARNESS_API_DEADLINE_S=S（--real: モデル呼び出し1回を、再試行も含めて S 秒で打ち切る。既定: {deadline}。
+                                   待っている間は 10 秒ごとに stderr へ [待機中] の1行を出す）"""
 BAD_CRASH_AFTER = (
     "CRASH_AFTER={value} は読めません。LABEL:N の形で、LABEL は {labels} のいずれか、N は 1 以上の整数です。\n"
     "例: CRASH_AFTER=after-effect-write:3 python -m harness"
@@ -181,6 +264,7 @@ BAD_MODEL = (
     "モデル ID を空白や制御文字なしで指定してください（例: claude-sonnet-4-5。なしなら既定のモデル）。"
 )
 INTERRUPTED = "[中断] Ctrl-C で止めました。チェックポイントは直前の保存のまま有効です。--resume で続きから再開できます。"
+INTERRUPTED_AT_START = "[中断] Ctrl-C で止めました。まだ始める前だったので、ファイルには何も書いていません。同じコマンドをもう一度実行してください。"
 INTERRUPTED_BEFORE_SAVE = (
     "[中断] Ctrl-C で止めました。まだチェックポイントがありません。--resume なしで最初から実行してください。"
 )
@@ -226,81 +310,6 @@ STOPPED_EARLY = (
 UNEXPECTED = (
     "予期しないエラーです（{kind}: {error}）。\nHARNESS_DEBUG=1 を付けて再実行すると詳しい情報が出ます。"
 )
-
-
-def untrusted(value: object, limit: int = 300, indent_lines: bool = False) -> str:
-    """Text from outside (a model, a server, an argument) made safe for the terminal: control characters and escape
-    sequences shown as escapes, cut at `limit` characters. Newlines too, unless indent_lines: then each further line
-    is indented, so no line of it can pass for one of the harness's own `[...]` lines."""
-    text = str(value)
-    shown = "".join(
-        "\n    " if c == "\n" and indent_lines else c if c.isprintable() else repr(c)[1:-1] for c in text
-    )
-    return shown if len(shown) <= limit else shown[:limit] + "…"
-
-
-def version_refused(path, version: object) -> str:
-    """Why a checkpoint of another version is refused, and what to do: a version 2 written by --parallel is not
-    deleted but resumed with --parallel --resume (in its folder); any other version, the lesson's advice."""
-    if version == 2 and type(version) is int:
-        command = harness_command(("--parallel",), Path(path).parent)
-        return CHECKPOINT_VERSION_2_BY_PARALLEL.format(path=path, command=command)
-    return CHECKPOINT_VERSION.format(path=path, version=json.dumps(version, ensure_ascii=False))
-
-
-def harness_command(flags, workdir, resume: bool = True) -> str:
-    """The command line that runs the task in `workdir` with these mode flags, as a person would type it again:
-    `python -m harness --parallel --resume --workdir DIR` (no --workdir for the default folder)."""
-    words = ["python", "-m", "harness", *flags, *(["--resume"] if resume else [])]
-    if Path(workdir) != Path(DEFAULT_WORKDIR):
-        words += ["--workdir", shlex.quote(str(workdir))]
-    return untrusted(" ".join(words), limit=1000)
-
-
-def reconcile_line(branch: str) -> str:
-    """The log line of a reconcile branch: the lesson's three, or the idempotent tools' fourth (notebook 12)."""
-    return RECONCILE_LINES.get(branch) or IDEMPOTENT_RECONCILE_LINES[branch]
-
-
-def format_event(kind: str, data: dict) -> str | None:
-    """The lesson's log line for one event, or None if the event has no line."""
-    if kind == "save_a":
-        return f"[turn {data['turn']}][save A] pending={data['pending']}"
-    if kind == "save_b":
-        tail = " 再開後にこのターンのツール結果を補完" if data.get("resumed") else ""
-        return f"[turn {data['turn']}][save B]{tail}"
-    if kind == "resume":
-        return f"[resume] turn={data['turn']} pending={data['pending'] or 'なし'} を読み込み"
-    if kind == "reconcile":
-        line = reconcile_line(data["branch"])
-        return f"[resume][reconcile] tool_use_id={data['id']} name={data['name']} {line}"
-    if kind == "tool_error":
-        error = untrusted(data["error"])
-        return f"[tool] {data['name']} {data['id']} {TOOL_ERROR_RESULT.format(error=error)}"
-    if kind == "crash":
-        how = " SIGKILL（本物のキル）" if data.get("mode") == "sigkill" else "疑似キル"
-        inside_writer = data["label"].split(":")[0] in WRITER_KILL_NOTES
-        note = WRITER_KILL_NOTES[data["label"].split(":")[0]] if inside_writer else ""
-        return f"[kill] {data['label']} で{how}{note}"
-    if kind == "done":
-        return f"[done] {untrusted(data['text'], limit=4000, indent_lines=True)}"
-    if kind == "ledger_write_failed":
-        return LEDGER_ALERT.format(id=data["id"], error=untrusted(data["error"]))
-    return None
-
-
-def terminal_safe(text: str) -> str:
-    """A message as it may reach a terminal: every control character (escape sequences, bidi overrides, ...)
-    shown as an escape, except the newlines between the message's own lines."""
-    return "".join(c if c == "\n" or c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def print_transcript(event) -> None:
-    """The transcript listener: the lesson's log line for each event on stdout, the ledger alert on stderr."""
-    line = format_event(event.kind, event.data)
-    stream = sys.stderr if event.kind == "ledger_write_failed" else sys.stdout
-    if line is not None and stream is not None:
-        print(terminal_safe(line), file=stream, flush=True)
 
 
 # ---- Beyond the lesson: the pending set (--parallel) and idempotent tools (--idempotent) -------------------------

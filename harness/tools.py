@@ -14,9 +14,8 @@ from types import MappingProxyType
 
 from . import texts
 from .errors import HarnessError
-from .files import UnsafeFile, append_line, fsync_folder, read_bytes, write_new_file
-from .scene import tool_use_problem
-from .vocab import DB_FILES, NOTES_FILE, OUTPUT_FILES, STATE_FILES, TOOL_LOG_FILE
+from .store import UnsafeFile, append_line, fsync_folder, read_bytes, write_new_file
+from .vocab import DB_FILES, NOTES_FILE, OUTPUT_FILES, REPORT_FILE, STATE_FILES, TOOL_LOG_FILE
 
 
 class ToolError(Exception):
@@ -64,7 +63,7 @@ TOOL_SCHEMAS = [
 # Compared case-insensitively: on macOS and Windows, CHECKPOINT.json is the same file as checkpoint.json.
 _HARNESS_NAMES = frozenset(
     n.casefold()
-    for n in (frozenset(STATE_FILES) | frozenset(OUTPUT_FILES) - {"report.txt"} | frozenset(DB_FILES))
+    for n in (frozenset(STATE_FILES) | frozenset(OUTPUT_FILES) - {REPORT_FILE} | frozenset(DB_FILES))
 )
 
 
@@ -182,11 +181,9 @@ def execute_tool(run, block: dict) -> str:
 
     tool-runs.log is the outside world's view: a line is written before the tool starts, so a tool that had any
     effect always has its line, whatever moment a kill hits. (Whether a call already ran is not decided here:
-    that is reconcile's job on --resume, and the loader refuses a checkpoint older than its ledger.)
+    that is reconcile's job on --resume, and the loader refuses a checkpoint older than its ledger.) The block's
+    shape was checked where it entered (store.response_problem, or the checkpoint saved at point A, or the loader).
     """
-    problem = tool_use_problem(block, "tool_use")
-    if problem:
-        raise ToolError(texts.BAD_TOOL_INPUT.format(name="tool_use", detail=problem))
     name, tool_use_id = block["name"], block["id"]
     run.emit("tool_start", id=tool_use_id, name=name)
     try:

@@ -5,6 +5,8 @@ Learner-facing sentences live in texts.py; this module holds the names they and 
 
 from __future__ import annotations
 
+from .texts import CRASH_MOMENT_WORDS, MOMENT_MARK_WORDS
+
 # The work folder (DESIGN section 3), and the one the command line uses when --workdir is not given.
 DEFAULT_WORKDIR = "harness-work"
 CHECKPOINT_FILE = "checkpoint.json"
@@ -32,6 +34,10 @@ OUTPUT_FILES = (
     MODE_FILE + ".tmp",
 )
 
+# The lesson's checkpoint: its version number and keys (DESIGN section 3).
+CHECKPOINT_VERSION = 1
+CHECKPOINT_KEYS = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUse")
+
 # A fixed clock for the ledger's `at` (2026-01-01 00:00 UTC): notebooks and tests get the same bytes every run.
 FIXED_TIME_MS = 1767225600000
 
@@ -51,29 +57,27 @@ EVENT_KINDS = (
     "done",  # the loop ended with the model's closing text
 )
 
-# The four moments of a turn where a crash can be placed (CRASH_AFTER=LABEL:N), and the event each follows.
-CRASH_LABELS = {
-    "after-save-a": "① 地点A保存直後（ツール未実行）",
-    "after-tool-run": "② ツール完了・台帳未記録",
-    "after-effect-write": "台帳記録済み・地点B未保存（レッスンのデモ）",
-    "after-save-b": "③ 地点B保存直後",
-}
-LABEL_AFTER_EVENT = {
-    "save_a": "after-save-a",
-    "tool_ran": "after-tool-run",
-    "effect_written": "after-effect-write",
-    "save_b": "after-save-b",
-}
+# The moments where a crash can be placed (CRASH_AFTER=LABEL:N): one row each, the label, the event it follows (a
+# writer label: the file whose write it breaks), and the exercise's mark (①②③) if it has one; their words are
+# texts.CRASH_MOMENT_WORDS. Adding a moment is a row here, its words there, and its transcript.
+CRASH_MOMENTS = (
+    ("after-save-a", "save_a", "①"),
+    ("after-tool-run", "tool_ran", "②"),
+    ("after-effect-write", "effect_written", None),
+    ("after-save-b", "save_b", "③"),
+    # beyond the lesson: inside the atomic writer, for each of the two files it writes
+    ("checkpoint-torn-write", CHECKPOINT_FILE, None),
+    ("checkpoint-before-rename", CHECKPOINT_FILE, None),
+    ("effects-torn-write", EFFECTS_FILE, None),
+    ("effects-before-rename", EFFECTS_FILE, None),
+)
+_TURN = CRASH_MOMENTS[:4]
+CRASH_LABELS = {label: CRASH_MOMENT_WORDS[label] for label, _, _ in _TURN}
+LABEL_AFTER_EVENT = {event: label for label, event, _ in _TURN}
+WRITER_LABELS = {label: CRASH_MOMENT_WORDS[label] for label, _, _ in CRASH_MOMENTS[4:]}
 # The lesson's exercise names the three moments ①②③.
-MOMENTS = {"①": "after-save-a", "②": "after-tool-run", "③": "after-save-b"}
-MOMENT_NAMES = {"①": "地点A保存直後、ツール未実行", "②": "ツール完了、台帳未記録", "③": "地点B保存直後"}
-# Beyond the lesson: crash points inside the atomic writer, for each of the two files it writes.
-WRITER_LABELS = {
-    "checkpoint-torn-write": "checkpoint.json.tmp を半分だけ書いたところ",
-    "checkpoint-before-rename": "checkpoint.json.tmp を書き終え、rename する直前",
-    "effects-torn-write": "effects.json.tmp を半分だけ書いたところ",
-    "effects-before-rename": "effects.json.tmp を書き終え、rename する直前",
-}
+MOMENTS = {mark: label for label, _, mark in _TURN if mark}
+MOMENT_NAMES = {mark: MOMENT_MARK_WORDS[mark] for mark in MOMENTS}
 ALL_LABELS = {**CRASH_LABELS, **WRITER_LABELS}
 CRASH_MODES = ("simulated", "sigkill")
 # How a crashed run ends, simulated or real: what a shell shows for a process killed by SIGKILL.

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 
 from . import texts
-from .checkpoint import write_json_atomic
 from .errors import HarnessError
-from .files import fsync_folder, read_bytes, write_new_file
+from .store import fsync_folder, read_bytes, write_new_file
 from .tools import ensure_notes
-from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, MARKER_FILE, MODE_FILE
+from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, MARKER_FILE
 
 
 def start_fresh(run) -> None:
@@ -43,9 +42,10 @@ def start_fresh(run) -> None:
             fsync_folder(folder)  # the old checkpoint is gone for good before anything else changes
     if not os.path.lexists(marker):
         write_new_file(marker, texts.MARKER_TEXT.encode("utf-8"))
-    # beyond the lesson (harness/beyond/modes.py): the task's mode, after the marker that makes this folder ours
-    if getattr(run, "mode", None):
-        write_json_atomic(folder / MODE_FILE, {"mode": run.mode})
+    # beyond the lesson (harness/beyond/modes.py: mode.json): what the run's scenario keeps, after the marker that makes
+    # this folder ours
+    for keep in getattr(run, "at_fresh_start", ()):
+        keep(folder)
     ensure_notes(folder)
     run.emit("start")
 

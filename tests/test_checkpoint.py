@@ -182,3 +182,164 @@ def test_a_count_too_large_to_write_again_is_refused_on_load(workdir, key):
     assert proc.returncode == 1 and "予期しないエラー" not in proc.stderr, proc.stderr
     assert key in proc.stderr and "checkpoint.json" in proc.stderr, proc.stderr
     assert path.read_bytes() == before
+
+
+# ---- a conversation the API would refuse on every resume: tool_use and tool_result out of pairs ---------------------
+
+
+def _use(id):
+    return {"type": "tool_use", "id": id, "name": "read_notes", "input": {"path": "sales-notes.txt"}}
+
+
+def _result(id):
+    return {"type": "tool_result", "tool_use_id": id, "content": "ok"}
+
+
+def _text(text="x"):
+    return {"type": "text", "text": text}
+
+
+def _turns(*pairs):
+    """A conversation: the task, then for each (assistant content, user content) the two messages."""
+    messages = [{"role": "user", "content": "t"}]
+    for said, answered in pairs:
+        messages += [{"role": "assistant", "content": said}, {"role": "user", "content": answered}]
+    return messages
+
+
+BROKEN_PAIRS = {
+    "a tool_use with no answer": (_turns(([_use("toolu_01")], "飛ばしました")), "toolu_01"),
+    "an answer to another id": (_turns(([_use("toolu_01")], [_result("toolu_99")])), "toolu_01"),
+    "an answer to no call at all": (_turns(([_text()], [_result("toolu_99")])), "toolu_99"),
+    "a second answer to no call": (
+        _turns(([_use("toolu_01")], [_result("toolu_01"), _result("toolu_99")])),
+        "toolu_99",
+    ),
+    "an answer after a text block": (_turns(([_use("toolu_01")], [_text(), _result("toolu_01")])), "先頭"),
+    "two answers to one call": (
+        _turns(([_use("toolu_01")], [_result("toolu_01"), _result("toolu_01")])),
+        "2つ",
+    ),
+    "answers in the other order": (
+        _turns(([_use("toolu_01"), _use("toolu_02")], [_result("toolu_02"), _result("toolu_01")])),
+        "同じ順",
+    ),
+    "turns' answers swapped": (
+        _turns(([_use("toolu_01")], [_result("toolu_02")]), ([_use("toolu_02")], [_result("toolu_01")])),
+        "toolu_01",
+    ),
+    "an answer one message late": (
+        _turns(([_use("toolu_01")], "待って"), ([_text()], [_result("toolu_01")])),
+        "toolu_01",
+    ),
+    "an answer before its call": (
+        [
+            {"role": "user", "content": [_result("toolu_01")]},
+            {"role": "assistant", "content": [_use("toolu_01")]},
+        ],
+        "messages[0]",
+    ),
+    "a conversation the assistant starts": (
+        [{"role": "assistant", "content": [_text()]}, {"role": "user", "content": "t"}],
+        "messages[0]",
+    ),
+    "a tool_use in a user message": (
+        _turns(([_text()], [_use("toolu_01")])),
+        "user のメッセージには置けません",
+    ),
+    "a tool_result in an assistant message": (
+        _turns(([_result("toolu_01")], "t")),
+        "assistant のメッセージには置けません",
+    ),
+    "the last call unanswered, with a pending call after it": (
+        [*_turns(), {"role": "assistant", "content": [_use("toolu_01")]}],
+        "toolu_01",
+    ),
+}
+
+
+def _with(messages, pending=None):
+    return {**GOOD, "messages": messages, "pendingToolUse": pending}
+
+
+@pytest.mark.parametrize("pending", [None, {"id": "toolu_50", "name": "write_report", "input": {}}])
+@pytest.mark.parametrize("case", BROKEN_PAIRS)
+def test_loader_refuses_a_conversation_whose_tool_use_and_tool_result_are_not_pairs(tmp_path, case, pending):
+    messages, fragment = BROKEN_PAIRS[case]
+    if pending is None and case.startswith("the last call unanswered"):
+        pending = {
+            "id": "toolu_50",
+            "name": "write_report",
+            "input": {},
+        }  # its point: a call is still to come
+    path = tmp_path / "checkpoint.json"
+    path.write_bytes(json.dumps(_with(messages, pending), ensure_ascii=False).encode())
+    before = path.read_bytes()
+    with pytest.raises(HarnessError) as err:
+        load_checkpoint(path)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 2 and str(path) in lines[0] and fragment in lines[0], lines
+    assert "--resume なし" in lines[1]
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("case", BROKEN_PAIRS)
+def test_the_writer_never_saves_a_conversation_the_loader_would_refuse_for_its_pairs(tmp_path, case):
+    messages, _ = BROKEN_PAIRS[case]
+    path = tmp_path / "checkpoint.json"
+    save_checkpoint(path, GOOD)
+    before = path.read_bytes()
+    with pytest.raises(HarnessError, match="読み込むときに拒否される形"):
+        save_checkpoint(path, _with(messages, GOOD["pendingToolUse"]))
+    assert path.read_bytes() == before and load_checkpoint(path) == GOOD
+
+
+def test_a_pending_call_after_the_closing_words_is_refused(tmp_path):
+    path = tmp_path / "checkpoint.json"
+    path.write_bytes(
+        json.dumps(
+            _with([*_turns(), {"role": "assistant", "content": [_text()]}], GOOD["pendingToolUse"])
+        ).encode()
+    )
+    with pytest.raises(HarnessError, match="最後が user"):
+        load_checkpoint(path)
+
+
+def test_a_finished_task_whose_closing_turn_names_a_tool_is_saved_loaded_and_resumed_as_done(tmp_path):
+    """A model that stops (max_tokens) with a tool_use block: the loop saves that closing turn as it is, so the loader
+    must take it (a resume only reports it, never sends it)."""
+
+    class StopsMidCall:
+        def __init__(self):
+            self.messages, self.calls = self, 0
+
+        def create(self, **_):
+            self.calls += 1
+            content = [_text("途中"), _use("toolu_01")]
+            return {
+                "content": content,
+                "stop_reason": "max_tokens",
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            }
+
+    run = Run(tmp_path / "work")
+    run.workdir.mkdir()
+    first = run_agent(run, StopsMidCall(), tools=TOOL_SCHEMAS)
+    cp = load_checkpoint(run.checkpoint_path)
+    assert cp["messages"][-1]["content"][1]["type"] == "tool_use" and cp["pendingToolUse"] is None
+    again = StopsMidCall()
+    assert run_agent(run, again, tools=TOOL_SCHEMAS, resume=True) == "途中" and "途中" in first
+    assert again.calls == 0  # reported from the file, never sent to the model
+
+
+def test_every_checkpoint_of_a_clean_run_keeps_its_pairs(tmp_path):
+    """What the harness writes at every save of the lesson's task loads (the check is not stricter than the loop)."""
+    from harness import CrashPlan, SimulatedCrash
+
+    for label in ("after-save-a", "after-save-b"):
+        for n in (1, 2, 3):
+            run = Run(tmp_path / f"{label}-{n}", crash=CrashPlan(label, n))
+            run.workdir.mkdir()
+            with pytest.raises(SimulatedCrash):
+                run_agent(run, ScriptedModel(), tools=TOOL_SCHEMAS)
+            load_checkpoint(run.checkpoint_path)

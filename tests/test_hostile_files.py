@@ -104,18 +104,18 @@ def test_stray_temp_files_are_ignored_on_resume(workdir, content):
 def test_a_permission_error_says_chmod_and_not_delete(workdir, monkeypatch, name):
     """Root ignores chmod, so the refusal is simulated where the file is opened (the command line is tested as an
     ordinary user in test_hostile_folder.py)."""
-    from harness import files, load_checkpoint
+    from harness import load_checkpoint, store
 
     with pytest.raises(SimulatedCrash):
         run_agent(Run(workdir, crash=CrashPlan("after-effect-write", 3)), ScriptedModel(), tools=TOOL_SCHEMAS)
-    real_read = files.read_bytes
+    real_read = store.read_bytes
 
     def no_permission(path):
         if path.name == name:
             raise PermissionError(13, "Permission denied", str(path))
         return real_read(path)
 
-    monkeypatch.setattr(files, "read_bytes", no_permission)
+    monkeypatch.setattr(store, "read_bytes", no_permission)
     with pytest.raises(HarnessError) as err:
         load_checkpoint(workdir / "checkpoint.json")
     assert "chmod" in str(err.value) and "削除しないでください" in str(err.value) and name in str(err.value)

@@ -91,7 +91,7 @@ ALERT = "[台帳の書き込みに失敗] tool_use_id=toolu_03: 副作用はす�
 
 
 def test_the_ledger_alert_goes_to_stderr_and_the_log_lines_to_stdout(workdir, capsys):
-    from harness.texts import print_transcript
+    from harness.transcript import print_transcript
 
     (workdir / "effects.json").write_text("{ torn", encoding="utf-8")  # the ledger cannot be written
     run_tool_uses(Run(workdir, clock=lambda: 1, listeners=[print_transcript]), [BLOCK])

@@ -667,7 +667,9 @@ def test_a_pending_id_that_only_a_tool_result_of_the_conversation_names_is_refus
     cp["pendingToolUses"][0]["id"] = "toolu_77"
     rewrite(workdir, cp)
     (workdir / "effects.json").write_text("{}", encoding="utf-8")
-    refused_with_nothing_run(workdir, "toolu_77")
+    refused_with_nothing_run(
+        workdir, "tool_use と tool_result の対が崩れて"
+    )  # the answer names no call: pairing broken
 
 
 def test_a_conversation_with_a_repeated_tool_use_id_is_refused(workdir):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from harness import Run, reconcile
-from harness.texts import format_event
+from harness.transcript import format_event
 
 # The log lines as DESIGN section 2 fixes them (an independent truth, not the code's own output).
 HIT = "[resume][reconcile] tool_use_id=toolu_03 name=write_report 台帳ヒット、結果を再利用、再実行しない"

@@ -22,7 +22,7 @@ from harness import (
     load_effects,
     run_agent,
 )
-from harness.scene import response_problem
+from harness.store import response_problem
 
 SEED = 20261130
 CASES = 300  # per path

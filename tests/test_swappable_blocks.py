@@ -17,7 +17,7 @@ from harness import (
     run_agent,
 )
 from harness.ledger import save_effect
-from harness.texts import format_event
+from harness.transcript import format_event
 
 
 def run_tool_uses_prod(run, content):

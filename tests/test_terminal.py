@@ -169,3 +169,100 @@ def test_ctrl_c_advice_follows_what_is_on_disk_and_following_it_finishes_the_tas
         assert "--resume なしで最初から" in err and "--resume で続きから" not in err, err
         follow = cli(workdir)
     assert follow.returncode == 0 and follow.stdout.splitlines()[-1] == DONE_OK, follow.stderr
+
+
+# Ctrl-C while `python -m harness` is still starting: the signal lands as a module starts to be imported (a state, not
+# a time: a hook installed by sitecustomize sends it to its own process right then), at each stage of start-up from
+# the package's first line to the command line's own imports.
+START_UP_MOMENTS = [
+    ("harness.transcript", False),
+    ("harness.store", True),
+    ("harness.models", False),
+    ("harness.loop", True),
+    ("harness.__main__", False),
+    ("harness.settings", True),
+    ("sqlite3", False),
+]
+INTERRUPT_HOOK = """
+import os, signal, sys
+
+
+class InterruptAtImport:
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ.get("INTERRUPT_AT_IMPORT"):
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+
+sys.meta_path.insert(0, InterruptAtImport())
+"""
+
+
+def folder_bytes(work) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(work.iterdir())}
+
+
+@pytest.mark.parametrize("module, saved", START_UP_MOMENTS, ids=[m for m, _ in START_UP_MOMENTS])
+def test_ctrl_c_while_the_command_starts_ends_with_one_line_and_the_same_command_finishes(
+    workdir, tmp_path, module, saved
+):
+    import os
+
+    from harness.texts import INTERRUPTED_AT_START
+
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(INTERRUPT_HOOK, encoding="utf-8")
+    args = ("--workdir", str(workdir), *(["--resume"] if saved else []))
+    if saved:  # a task stopped at point B of turn 1: the interrupted command is its --resume
+        assert cli(workdir, env={"CRASH_AFTER": "after-save-b:1"}).returncode == 137
+    before = folder_bytes(workdir)
+    path = os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))
+    proc = subprocess.run(
+        harness(*args),
+        capture_output=True,
+        text=True,
+        env=child_env({"INTERRUPT_AT_IMPORT": module, "PYTHONPATH": path}),
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.splitlines() == [INTERRUPTED_AT_START] and proc.stdout == "", proc.stderr
+    assert folder_bytes(workdir) == before  # nothing was read into a decision or written
+    again = subprocess.run(
+        harness(*args), capture_output=True, text=True, env=child_env(), timeout=120, check=False
+    )
+    assert again.returncode == 0 and again.stdout.splitlines()[-1] == DONE_OK, again.stderr
+    assert_finished(workdir)
+
+
+@pytest.mark.parametrize("read_its_arguments", [False, True])
+@pytest.mark.parametrize("saved", [False, True])
+def test_a_ctrl_c_outside_the_command_lines_handling_advises_by_what_it_had_started(
+    workdir, monkeypatch, capsys, read_its_arguments, saved
+):
+    """A Ctrl-C that escapes cli() (before it read its arguments, or while it reported an ending) still ends with one
+    line and 130: "nothing started" only before the arguments were read, else the advice follows the disk."""
+    import harness.__main__ as entry
+    from harness.texts import INTERRUPTED_AT_START, INTERRUPTED_BEFORE_SAVE
+
+    if saved:
+        assert cli(workdir, env={"CRASH_AFTER": "after-save-b:1"}).returncode == 137
+
+    def interrupted():
+        if read_its_arguments:
+            entry._started.append(entry.Options(workdir=str(workdir)))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(entry, "cli", interrupted)
+    monkeypatch.setattr(entry, "_started", [])
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert entry._run() == 130
+    finally:
+        signal.signal(signal.SIGINT, before)
+    expected = INTERRUPTED_AT_START
+    if read_its_arguments:
+        expected = INTERRUPTED if saved else INTERRUPTED_BEFORE_SAVE
+    assert capsys.readouterr().err.splitlines() == [expected]

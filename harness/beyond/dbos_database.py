@@ -20,6 +20,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from .. import texts
 from ..errors import HarnessError
+from ..transcript import untrusted
 from ..vocab import DB_FILE, DB_FILES
 
 DATABASE_ERRORS = (SQLAlchemyError, sqlite3.Error)
@@ -40,7 +41,7 @@ def database_detail(err: BaseException, secrets: tuple[str, ...]) -> str:
     """The driver's own words for a database error, on one line, safe for a terminal and without the password."""
     orig = getattr(err, "orig", None) or err
     text = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
-    return texts.untrusted(scrub(text, secrets))
+    return untrusted(scrub(text, secrets))
 
 
 @dataclass
@@ -129,7 +130,7 @@ def _shown(u: sa.engine.URL, scheme: str) -> str:
         for k, values in u.query.items()
         for v in (values if isinstance(values, tuple) else (values,))
     )
-    return texts.untrusted(f"{scheme}://{auth}{host}{port}/{u.database or ''}{'?' + query if query else ''}")
+    return untrusted(f"{scheme}://{auth}{host}{port}/{u.database or ''}{'?' + query if query else ''}")
 
 
 def parse_database_url(url: str) -> Database:
@@ -138,12 +139,12 @@ def parse_database_url(url: str) -> Database:
     scheme = scheme.lower()
 
     def refuse(reason: str, shown: str | None = None):
-        shown = shown or texts.untrusted(f"{scheme}://…" if sep else "…")
+        shown = shown or untrusted(f"{scheme}://…" if sep else "…")
         return HarnessError(scrub(texts.DBOS_BAD_URL.format(url=shown, reason=texts.DBOS_URL_REASONS[reason]),
                                   secrets))  # fmt: skip
 
     if not sep or scheme not in (*POSTGRES_SCHEMES, "sqlite"):
-        raise refuse("scheme", texts.untrusted(scheme + "://…") if sep else None)
+        raise refuse("scheme", untrusted(scheme + "://…") if sep else None)
     authority = rest.split("/", 1)[0].split("?", 1)[0]
     if authority.count("@") > 1:
         raise refuse("at")

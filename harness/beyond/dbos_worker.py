@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from .. import texts
 from ..errors import HarnessError
 from ..run import Run
+from ..transcript import terminal_safe
 from ..vocab import DB_FILE
 from .dbos_database import DATABASE_ERRORS, Database, database_detail, file_id, is_away, probe, scrub
 
@@ -73,7 +74,7 @@ def stop_now(message: str, code: int = EXIT_ERROR) -> None:
     _STOPPING.acquire()
     try:
         sys.stdout.flush()
-        print(texts.terminal_safe(f"エラー: {scrub(message, HERE.secrets)}"), file=sys.stderr, flush=True)
+        print(terminal_safe(f"エラー: {scrub(message, HERE.secrets)}"), file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
     os._exit(code)
@@ -194,7 +195,7 @@ def wait_for_database(db: Database, deadline: float, task_id: str, check=None) -
                                  command=HERE.resume_command if HERE.begun else HERE.command))  # fmt: skip
         if waited >= next_line:
             next_line += WAIT_LINE_S
-            print(texts.terminal_safe(texts.DBOS_WAITING.format(db=db.shown, elapsed=f"{round(waited, 1):g}",
+            print(terminal_safe(texts.DBOS_WAITING.format(db=db.shown, elapsed=f"{round(waited, 1):g}",
                   deadline=f"{deadline:g}", detail=problem)), file=sys.stderr, flush=True)  # fmt: skip
         time.sleep(min(PROBE_S, max(0.05, deadline - waited)))
 

@@ -66,12 +66,13 @@ from dbos import DBOS, DBOSClient, DBOSConfig, DBOSPortableJSONSerializer, SetWo
 from .. import settings, texts
 from ..crash import CrashPlan
 from ..errors import HarnessError
-from ..files import read_bytes, write_new_file
 from ..lock import hold_workdir
 from ..loop import MAX_TURNS, final_text
 from ..models import APIError, ResponseRefused
 from ..run import Run
+from ..store import read_bytes, write_new_file
 from ..tools import TOOL_SCHEMAS, ToolError, ensure_notes, execute_tool, inside
+from ..transcript import format_event, print_transcript, untrusted
 from ..vocab import DB_FILE, EXIT_CRASHED, MARKER_FILE, WRITER_LABELS
 from ..workdir import start_fresh
 from .dbos_database import (
@@ -123,7 +124,7 @@ def _executing() -> None:
 def stop_for_api_error(err: APIError) -> None:
     """The command line's two lines for a failed model call, and the end of the process: the step is not recorded."""
     kind = texts.API_KINDS.get(err.status, "HTTP エラー")
-    message = texts.API_FAILED.format(kind=kind, status=err.status, message=texts.untrusted(err.message))
+    message = texts.API_FAILED.format(kind=kind, status=err.status, message=untrusted(err.message))
     hint = texts.DBOS_API_FAILED_HINT.format(task_id=DBOS.workflow_id, command=HERE.resume_command)
     stop_now(f"{message}\n{hint}")
 
@@ -247,8 +248,8 @@ def tell_if_not_here(run: Run, tool_input: object, started_in: str) -> None:
     and where the workflow started, rather than let the closing words claim a report here."""
     path = tool_input.get("path") if isinstance(tool_input, dict) else None
     if isinstance(path, str) and not os.path.lexists(run.workdir / path):
-        run.emit("dbos_not_here", name="write_report", path=texts.untrusted(path),
-                 started_in=texts.untrusted(started_in))  # fmt: skip
+        run.emit("dbos_not_here", name="write_report", path=untrusted(path),
+                 started_in=untrusted(started_in))  # fmt: skip
 
 
 def tell_finished_reports(run: Run, task_id: str, status) -> None:
@@ -318,18 +319,18 @@ def format_dbos_event(kind: str, data: dict) -> str | None:
     what = data.get("what", kind)
     if what == "save_a":
         return texts.DBOS_LINES["model"].format(
-            turn=data["turn"], step=data["step"], how=how, pending=texts.untrusted(data["pending"])
+            turn=data["turn"], step=data["step"], how=how, pending=untrusted(data["pending"])
         )
     if what == "effect_written":
         return texts.DBOS_LINES["tool"].format(
-            turn=data["turn"], step=data["step"], how=how, name=texts.untrusted(data["name"])
+            turn=data["turn"], step=data["step"], how=how, name=untrusted(data["name"])
         )
     if what == "closing":
         return texts.DBOS_LINES["closing"].format(step=data["step"], how=how)
     if kind in texts.DBOS_LINES:
         return texts.DBOS_LINES[kind].format(**data)
     if kind in ("crash", "done", "tool_error"):
-        return texts.format_event(kind, data)
+        return format_event(kind, data)
     return None
 
 
@@ -354,7 +355,7 @@ print_dbos_transcript = transcript(None)
 def _name(env, variable: str, default: str) -> str:
     value = env.get(variable) or default
     if not _NAME.fullmatch(value):
-        raise HarnessError(texts.DBOS_BAD_NAME.format(name=variable, value=texts.untrusted(value)))
+        raise HarnessError(texts.DBOS_BAD_NAME.format(name=variable, value=untrusted(value)))
     return value
 
 
@@ -368,9 +369,7 @@ def deadline_from_env(env) -> float:
     except ValueError:
         seconds = float("nan")
     if not (value.isascii() and 1 <= seconds <= 86400):  # NaN fails both
-        raise HarnessError(
-            texts.DBOS_BAD_DEADLINE.format(value=texts.untrusted(value), default=DEFAULT_DEADLINE_S)
-        )
+        raise HarnessError(texts.DBOS_BAD_DEADLINE.format(value=untrusted(value), default=DEFAULT_DEADLINE_S))
     return seconds
 
 
@@ -403,7 +402,7 @@ def resume_command(workdir: Path, db: Database, task_id: str, options, env, resu
         prefix = f"HARNESS_EXECUTOR_ID={env['HARNESS_EXECUTOR_ID']} {prefix}"
     command = prefix + texts.DBOS_START_COMMAND.format(options="".join(parts))
     secret = texts.DBOS_SECRET_IN_COMMAND if not db.default and "***" in db.shown else ""
-    return texts.untrusted(command, limit=2000) + secret
+    return untrusted(command, limit=2000) + secret
 
 
 def _adopt_folder(folder: Path) -> None:
@@ -517,7 +516,7 @@ def recover(run: Run, task_id: str, status, steps: int, executor: str):
         tell_finished_reports(run, task_id, status)
     elif status.status == "PENDING" and status.executor_id != executor:
         run.emit("dbos_takeover", task_id=task_id, status=status.status, executor=worker_of(executor, task_id),
-                 owner=texts.untrusted(worker_of(status.executor_id, task_id)), steps=steps)  # fmt: skip
+                 owner=untrusted(worker_of(status.executor_id, task_id)), steps=steps)  # fmt: skip
         DBOS.resume_workflow(task_id, queue_name=queue_name(task_id))
     else:
         if status.status == "ENQUEUED" and status.queue_name != queue_name(task_id):
@@ -529,7 +528,7 @@ def recover(run: Run, task_id: str, status, steps: int, executor: str):
 def workflow_failed(task_id: str, status: str, error: object, hint: str) -> str:
     """Two lines for a workflow DBOS recorded as ended without a result: why (the error's first line), what to do."""
     reason = str(error).split("\n")[0].strip() if error is not None else ""
-    reason = texts.untrusted(reason) if reason else texts.DBOS_NO_REASON
+    reason = untrusted(reason) if reason else texts.DBOS_NO_REASON
     failed = texts.DBOS_WORKFLOW_FAILED.format(task_id=task_id, status=status, error=reason)
     return f"{failed}\n{hint}"
 
@@ -554,7 +553,7 @@ def _main(options, run: Run, client, env) -> str:
     deadline = deadline_from_env(env)
     enough_open_files()
     shared = None if db.default else task_id  # a shared database: every line names its task
-    run.listeners = [transcript(shared) if f is texts.print_transcript else f for f in run.listeners]
+    run.listeners = [transcript(shared) if f is print_transcript else f for f in run.listeners]
     idempotent = settings.switch(env, "HARNESS_IDEMPOTENT_TOOLS")
     HERE.run, HERE.client, HERE.db, HERE.returned_at = run, client, db.shown, None
     HERE.resume_command = resume_command(run.workdir, db, task_id, options, env)
@@ -656,5 +655,5 @@ def refuse_unresumable(status, task_id: str, db: Database, options, env, workdir
         raise HarnessError(workflow_failed(task_id, status.status, status.error, hint))
     if status.status != "SUCCESS" and status.app_version not in (None, APP_VERSION):
         other = resume_command(workdir, db, f"{task_id}-2", options, env, resume=False)
-        raise HarnessError(texts.DBOS_OTHER_VERSION.format(task_id=task_id, version=texts.untrusted(
+        raise HarnessError(texts.DBOS_OTHER_VERSION.format(task_id=task_id, version=untrusted(
             status.app_version), command=other))  # fmt: skip

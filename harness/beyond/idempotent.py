@@ -19,10 +19,10 @@ from types import MappingProxyType
 
 from .. import texts
 from ..errors import HarnessError
-from ..files import read_bytes
 from ..ledger import load_effects, save_effect
 from ..loop import run_tool_uses
 from ..reconcile import reconcile
+from ..store import read_bytes
 from ..tools import TOOL_IMPLS, ToolError, inside, write_report
 
 

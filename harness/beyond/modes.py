@@ -17,7 +17,8 @@ from pathlib import Path
 from .. import texts
 from ..checkpoint import write_json_atomic
 from ..errors import HarnessError
-from ..files import read_json
+from ..store import read_json
+from ..transcript import harness_command, version_refused
 from ..vocab import CHECKPOINT_FILE, MODE_FILE, SCENARIOS
 
 # The scenarios a mode file may name (the lesson's is the absence of one).
@@ -79,13 +80,13 @@ def refuse_another_mode(workdir, parallel: bool, idempotent: bool, engine: bool 
     checkpoint = folder / CHECKPOINT_FILE
     recorded, needed = task_flags(folder)
     if recorded and not os.path.lexists(checkpoint):
-        command = texts.harness_command(SCENARIOS[recorded], folder, resume=False)
+        command = harness_command(SCENARIOS[recorded], folder, resume=False)
         started = " ".join(SCENARIOS[recorded])
         raise HarnessError(
             texts.MODE_NOTHING_TO_RESUME.format(path=checkpoint, started=started, command=command)
         )
     if engine and os.path.lexists(checkpoint):  # the engine keeps no checkpoint: this is a task of the files
-        command = texts.harness_command(SCENARIOS[scenario_with(needed)], folder)
+        command = harness_command(SCENARIOS[scenario_with(needed)], folder)
         raise HarnessError(texts.MODE_NOT_ENGINE.format(path=folder, file=CHECKPOINT_FILE, command=command))
     asked = {flag for flag, on in (("--parallel", parallel), ("--idempotent", idempotent)) if on}
     missing = needed - asked
@@ -95,14 +96,14 @@ def refuse_another_mode(workdir, parallel: bool, idempotent: bool, engine: bool 
     if flags == (
         "--parallel",
     ):  # only the version-2 checkpoint needs a flag: the version-2 loader's own words
-        raise HarnessError(texts.version_refused(folder / CHECKPOINT_FILE, 2))
+        raise HarnessError(version_refused(folder / CHECKPOINT_FILE, 2))
     raise HarnessError(
         texts.MODE_DROPPED.format(
             path=folder,
             file=MODE_FILE,
             started=" ".join(flags),
             missing=" ".join(f for f in flags if f in missing),
-            command=texts.harness_command(flags, folder),
+            command=harness_command(flags, folder),
         )
     )
 
@@ -112,6 +113,7 @@ def continue_in_mode(run, scenario: str, resume: bool, load_checkpoint):
     resume, the check above, then the loader the resume uses: when the resume adds a mode to the task's, one that
     records it once the checkpoint (and its ledger) loaded, so a resume the loader refuses changes no file."""
     run.mode = scenario if scenario in RECORDED else None
+    run.at_fresh_start = [lambda folder: record_mode(folder, scenario)] if run.mode else []
     if not resume:
         return load_checkpoint
     flags = SCENARIOS[scenario]

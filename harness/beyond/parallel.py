@@ -15,12 +15,16 @@ from pathlib import Path
 from .. import texts
 from ..checkpoint import load_checkpoint, save_checkpoint
 from ..errors import HarnessError
-from ..files import read_json
 from ..loop import MAX_TURNS, done, final_text, run_tool_uses
-from ..models import APIError, ScriptedModel
-from ..models import pairing_problem as lesson_pairing_problem
+from ..models import (
+    LESSON_SCRIPT,
+    ScriptedModel,
+    note_points,
+    pairing_problem,  # noqa: F401 (the full pairing rule, as notebook 11 and the tests import it here)
+    report_text,
+)
 from ..reconcile import reconcile
-from ..scene import checkpoint_problem_v2, ledger_problem_v2, read_ledger
+from ..store import read_json, read_ledger
 from ..vocab import (
     CHECKPOINT_VERSION_2,
     EFFECTS_FILE,
@@ -29,6 +33,7 @@ from ..vocab import (
     SUMMARY_FILE,
 )
 from ..workdir import start_fresh  # the lesson's: it removes summary.txt too
+from .store_v2 import checkpoint_problem_v2, ledger_problem_v2
 
 
 # fmt: off
@@ -137,138 +142,41 @@ def pending_names(calls: list[dict]) -> str | None:
 # ---- the --parallel task's scripted model ----------------------------------------------------------------------------
 
 
-def pairing_problem(messages: list[dict]) -> str | None:
-    """The lesson's pairing rule (models.pairing_problem), and for a turn with several tool_use blocks: their
-    tool_results all in the next user message, before any other block, one each, in the order of the tool_use blocks.
-
-    The API documents the first three; the order is this scripted model's stricter rule (the API's documentation
-    calls the calls of one turn unordered), kept so that a resumed conversation is the clean run's, byte for byte.
-    """
-    problem = lesson_pairing_problem(messages)
-    if problem:
-        return problem
-    for i, msg in enumerate(messages[:-1]):
-        blocks = msg["content"] if msg["role"] == "assistant" and isinstance(msg["content"], list) else []
-        ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
-        if not ids:
-            continue
-        answer = messages[i + 1]["content"]  # a list: lesson_pairing_problem found every id answered there
-        results = [b.get("tool_use_id") for b in answer if b.get("type") == "tool_result"]
-        if any(b.get("type") != "tool_result" for b in answer[: len(results)]):
-            return (
-                f"messages.{i + 1}.content: `tool_result` blocks must come first in the user message, "
-                "before any other content."
-            )
-        twice = sorted({x for x in results if results.count(x) > 1})
-        if twice:
-            return f"messages.{i + 1}.content: more than one `tool_result` for the same `tool_use`: {', '.join(twice)}."
-        if results != ids:
-            return (
-                f"messages.{i + 1}.content: `tool_result` blocks must follow the order of the `tool_use` blocks in "
-                f"messages.{i}: expected {', '.join(ids)}, got {', '.join(results)} (the scripted model's rule)."
-            )
-    return None
-
-
-def _result(messages: list[dict], tool_use_id: str) -> dict:
-    for msg in messages:
-        if msg["role"] == "user" and isinstance(msg["content"], list):
-            for b in msg["content"]:
-                if b.get("type") == "tool_result" and b.get("tool_use_id") == tool_use_id:
-                    return b
-    return {}
-
-
-def _points(messages: list[dict]) -> list[str]:
-    notes = _result(messages, "toolu_01")
-    text = "" if notes.get("is_error") else str(notes.get("content", ""))
-    return [line for line in text.splitlines() if line.startswith("- ")]
-
-
-def report_text(messages: list[dict]) -> str:
-    """The report P2 writes, composed from what the two reads of P1 returned."""
-    points = _points(messages)
-    count = _result(messages, "toolu_02")
-    tally = count.get("content") if count and not count.get("is_error") else "不明"
-    body = "\n".join(points) if points else "（メモの要点を読み取れませんでした）"
-    return f"# 営業メモのレポート\n\n要点（{len(points)}件）:\n{body}\n\n元のメモ: {tally}\n"
-
-
 def summary_text(messages: list[dict]) -> str:
     """The one-line summary P2 writes beside the report."""
-    names = [p[2:].replace("：", ":").split(":")[0].strip() for p in _points(messages)]
+    names = [p[2:].replace("：", ":").split(":")[0].strip() for p in note_points(messages)]
     return f"営業メモ{len(names)}件（{'、'.join(names) or 'なし'}）。詳しくは report.txt。\n"
 
 
-def _tool_use(id: str, name: str, input: dict) -> dict:
-    return {"type": "tool_use", "id": id, "name": name, "input": input}
+def _closing(messages: list[dict]) -> str:
+    asked = {b["id"]: b["input"].get("path") for b in messages[-2]["content"] if b["type"] == "tool_use"}
+    failed = [asked.get(b["tool_use_id"]) for b in messages[-1]["content"] if b.get("is_error")]
+    if failed:
+        return texts.PARALLEL_DONE_UNKNOWN.format(files=" と ".join(str(f) for f in failed))
+    return texts.PARALLEL_DONE_OK
 
 
-class ParallelScriptedModel:
-    """A stand-in for client.messages.create for the --parallel task, chosen from the conversation (any crash point
-    can resume): P1 names read_notes and count_words in one response, P2 write_report for report.txt and for
-    summary.txt in one response, P3 closes. It rejects a conversation that breaks the pairing rule.
+# The --parallel task as data (models.LESSON_SCRIPT's form): P1 names read_notes and count_words in one response,
+# P2 write_report for report.txt and for summary.txt in one response, P3 closes.
+PARALLEL_SCRIPT = {
+    "task": texts.PARALLEL_TASK,
+    "model": "scripted-parallel",
+    "letter": "P",
+    "message_id": "msg_scripted_parallel_{n:02d}",
+    "turns": [
+        [("toolu_01", "read_notes", {"path": NOTES_FILE}), ("toolu_02", "count_words", {"path": NOTES_FILE})],
+        [
+            ("toolu_03", "write_report", {"path": REPORT_FILE, "content": report_text}),
+            ("toolu_04", "write_report", {"path": SUMMARY_FILE, "content": summary_text}),
+        ],
+    ],
+    "closing": _closing,
+}
 
-    A conversation of the lesson's own task (a version-1 checkpoint resumed by the version-2 loop) is answered by
-    the lesson's ScriptedModel.
-    """
 
-    model = "scripted-parallel"
+class ParallelScriptedModel(ScriptedModel):
+    """The scripted model playing the --parallel task (a conversation of the lesson's own task, a version-1
+    checkpoint resumed by the version-2 loop, is answered from the lesson's script)."""
 
     def __init__(self) -> None:
-        self.messages = self  # so the loop calls client.messages.create(...), as with the real SDK
-        self.calls = 0
-        self.lesson = ScriptedModel()
-
-    def create(self, *, messages: list[dict], tools: list[dict] | None = None, **_: object) -> dict:
-        if messages and messages[0].get("content") == texts.TASK:
-            return self.lesson.create(messages=messages, tools=tools)
-        self.calls += 1
-        problem = pairing_problem(messages)
-        if problem:
-            raise APIError(400, problem)
-        step = sum(1 for m in messages if m["role"] == "assistant")
-        if step == 0:
-            content = [
-                _tool_use("toolu_01", "read_notes", {"path": NOTES_FILE}),
-                _tool_use("toolu_02", "count_words", {"path": NOTES_FILE}),
-            ]
-        elif step == 1:
-            content = [
-                _tool_use(
-                    "toolu_03", "write_report", {"path": REPORT_FILE, "content": report_text(messages)}
-                ),
-                _tool_use(
-                    "toolu_04", "write_report", {"path": SUMMARY_FILE, "content": summary_text(messages)}
-                ),
-            ]
-        elif step == 2:
-            asked = {
-                b["id"]: b["input"].get("path") for b in messages[-2]["content"] if b["type"] == "tool_use"
-            }
-            failed = [asked.get(b["tool_use_id"]) for b in messages[-1]["content"] if b.get("is_error")]
-            text = (
-                texts.PARALLEL_DONE_UNKNOWN.format(files=" と ".join(str(f) for f in failed))
-                if failed
-                else texts.PARALLEL_DONE_OK
-            )
-            content = [{"type": "text", "text": text}]
-        else:
-            raise APIError(
-                400,
-                f"スクリプト化されたモデルのレスポンスは P1〜P3 の3つだけです（{step + 1}個目を要求されました）",
-            )
-        return {
-            "id": f"msg_scripted_parallel_{step + 1:02d}",
-            "type": "message",
-            "role": "assistant",
-            "model": self.model,
-            "content": content,
-            "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
-            "stop_sequence": None,
-            # deterministic stand-in for token counts: about four characters per token
-            "usage": {
-                "input_tokens": len(json.dumps(messages, ensure_ascii=False)) // 4,
-                "output_tokens": len(json.dumps(content, ensure_ascii=False)) // 4,
-            },
-        }
+        super().__init__(PARALLEL_SCRIPT, LESSON_SCRIPT)

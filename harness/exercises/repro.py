@@ -16,10 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .. import texts
 from ..lab import read_text
 from ..lab.process import run_harness
 from ..texts import DONE_OK, DONE_UNKNOWN, RECONCILE_LINES
+from ..transcript import untrusted
 from ..vocab import EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE
 from . import Verdict, internal_error, no_paths, scratch_dir
 from .answers import blank, show
@@ -61,8 +61,8 @@ def run_script(script: Path, folder: Path, order: str, n: str | None, time_limit
 
 
 def shown_lines(text: str) -> str:
-    """Output from a learner's script, line by line, made safe for the terminal (texts.untrusted, no length cut)."""
-    return "\n".join(texts.untrusted(line, limit=len(line) * 6 + 1) for line in text.split("\n"))
+    """Output from a learner's script, line by line, made safe for the terminal (untrusted, no length cut)."""
+    return "\n".join(untrusted(line, limit=len(line) * 6 + 1) for line in text.split("\n"))
 
 
 def last_line(proc) -> str:

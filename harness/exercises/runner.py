@@ -27,11 +27,11 @@ import harness
 
 from .. import ledger as ledger_module
 from .. import tools as tools_module
-from ..files import dump_json
 from ..loop import run_agent
 from ..loop import run_tool_uses as lesson_run_tool_uses
 from ..models import ScriptedModel
 from ..run import Run
+from ..store import dump_json
 from ..tools import TOOL_SCHEMAS, ToolError
 from ..vocab import EFFECTS_FILE, FIXED_TIME_MS, NOTES_FILE, TOOL_LOG_FILE
 from ..workdir import start_fresh

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .. import texts
 from ..run import Event
-from ..texts import format_event, print_transcript  # print_transcript is also for notebooks
+from ..transcript import format_event, print_transcript  # print_transcript is also for notebooks
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, FIXED_TIME_MS, REPORT_FILE, SUMMARY_FILE, TOOL_LOG_FILE
 from .process import IN_BROWSER, in_memory, run_harness
 

@@ -30,6 +30,7 @@ from ..beyond.scenarios import cli_args, crash_moments, run_in_folder
 from ..crash import CrashPlan, SimulatedCrash
 from ..errors import HarnessError
 from ..run import Event
+from ..transcript import format_event, reconcile_line
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, REPORT_FILE, SUMMARY_FILE, TOOL_LOG_FILE
 from . import (
     compare_folders,
@@ -117,7 +118,7 @@ def branch_html(reconciled: list[dict]) -> str:
     """Every reconcile of one resume, in order, in the lesson's words (one line per pending call)."""
     lines = [
         f"reconcile → tool_use_id={html.escape(r['id'])} name={html.escape(r['name'])} "
-        + html.escape(texts.reconcile_line(r["branch"]))
+        + html.escape(reconcile_line(r["branch"]))
         for r in reconciled
     ]
     if len(lines) == 1:
@@ -482,7 +483,7 @@ class CrashLab:
     def on_event(self, event: Event) -> None:
         """The lab's listener: the transcript line, the branch in the lesson's words, and the files as on disk."""
         self.events.append(event)
-        line = texts.format_event(event.kind, event.data)
+        line = format_event(event.kind, event.data)
         if line is not None:
             self.lines.append(line)
         if event.kind == "resume":
@@ -842,7 +843,7 @@ class CrashLab:
     @staticmethod
     def _collect(lines: list[str]):
         def listener(event: Event) -> None:
-            line = texts.format_event(event.kind, event.data)
+            line = format_event(event.kind, event.data)
             if line is not None:
                 lines.append(line)
 

@@ -1,0 +1,79 @@
+"""Beyond the lesson, the command line's other modes: --parallel and --idempotent (harness/beyond/scenarios.py), --engine dbos
+(harness/beyond/engine_dbos.py), and what any --resume must know of them. __main__.cli() calls these; the lesson's own
+main() stays in __main__.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import sqlite3
+import urllib.parse
+from pathlib import Path
+
+from .. import texts
+from ..errors import HarnessError
+from ..lock import hold_workdir
+from ..transcript import untrusted
+from ..vocab import CHECKPOINT_FILE, DB_FILE
+from .modes import refuse_another_mode
+
+
+def main_dbos(options, run, client, env) -> str:
+    """--engine dbos: the same task as a DBOS workflow (harness/beyond/engine_dbos.py, notebook 13)."""
+    from .engine_dbos import main as dbos_main  # imports dbos and SQLAlchemy: only with --engine dbos
+
+    return dbos_main(options, run, client, env)
+
+
+def main_beyond(options, run, client=None) -> str:
+    """--parallel, --idempotent: the same run as main(), the scenario of harness/beyond/scenarios.py (client None: its
+    scripted model)."""
+    from .scenarios import run_scenario, scenario_of
+
+    with hold_workdir(run.workdir):
+        scenario = scenario_of(options.parallel, options.idempotent)
+        return run_scenario(run, scenario, resume=options.resume, client=client)
+
+
+def refuse_another_mode_on_disk(options) -> None:
+    """A --resume continues the task on disk in the mode it was started in (harness/beyond/modes.py), read while no other
+    run changes it (a folder in use is refused as such); the lesson's --resume also names an engine's task."""
+    if options.engine is None:
+        refuse_engine_left_here(options)
+    if options.resume:
+        with hold_workdir(options.workdir):
+            refuse_another_mode(
+                Path(options.workdir), options.parallel, options.idempotent, bool(options.engine)
+            )
+
+
+def shared_database(options, env) -> bool:
+    """--engine dbos with a database given by URL: a worker taking over a task may resume in a new folder."""
+    return options.engine == "dbos" and bool(options.database_url or env.get("HARNESS_DATABASE_URL"))
+
+
+def refuse_engine_left_here(options) -> None:
+    """--resume without --engine in a folder whose task is an --engine dbos workflow (no checkpoint.json, a
+    dbos.sqlite): name the command that continues it, rather than the lesson's "no checkpoint"."""
+    folder = Path(options.workdir)
+    if (
+        not options.resume
+        or os.path.lexists(folder / CHECKPOINT_FILE)
+        or not os.path.lexists(folder / DB_FILE)
+    ):
+        return
+    prefix = ""
+    with contextlib.suppress(sqlite3.Error, OSError):  # the task's id, when it is not the default one
+        uri = "file:" + urllib.parse.quote(os.fsencode(folder.resolve() / DB_FILE), safe="/") + "?mode=ro"
+        con = sqlite3.connect(uri, uri=True, timeout=1.0)
+        try:
+            ids = [r[0] for r in con.execute("SELECT workflow_uuid FROM workflow_status")]
+        finally:
+            con.close()
+        if len(ids) == 1 and ids[0] != "sales-report":
+            prefix = f"HARNESS_TASK_ID={shlex.quote(ids[0])} "
+    command = f"{prefix}python -m harness --engine dbos --resume --workdir {shlex.quote(str(folder))}"
+    path = folder / CHECKPOINT_FILE
+    raise HarnessError(texts.LESSON_ENGINE_ON_DISK.format(path=path, command=untrusted(command, limit=2000)))
