@@ -557,3 +557,33 @@ BROWSER_ONE_AT_A_TIME = (
 )
 NO_PLOTS = "（ブラウザ版には matplotlib が入っていないので、図の代わりに同じ数を表で示します。図はローカル版で見られます）"
 NO_TIMELINE = "（ブラウザ版には matplotlib が入っていないので、タイムラインの図は出ません。出来事の順はログで見られます）"
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The exercise judges (harness/exercises): messages added by the judges-3 work. Kept together at the end of the file.
+JUDGE_WRONG_NOT_EVERY_TIME = (
+    "{what}: 誤った順序なのに、{name} が始まったとき台帳に {tid} がありませんでした。run_tool_uses_prod は落ちる回だけでなく"
+    "毎回、ツールを実行する前に台帳へ書きます（落ちる回だけ手で書くと、バグではなく症状を作ったことになります）"
+)
+JUDGE_FIXED_RECORDED_FIRST = (
+    "{what}: 修正した順序なのに、{name} が始まったとき台帳にもう {tid} がありました。修正した順序では、ツールが走る前に"
+    "記録はできないはずです"
+)
+JUDGE_PLACEHOLDER_NOTE = (
+    "💡 誤った順序のプレースホルダが {value} でした。run_tool_uses_prod は None を書きますが、ツールが走る前に書かれた"
+    "値はどれもプレースホルダなので、再現としては同じです"
+)
+JUDGE_FALSE_CLAIM = (
+    "{what}: スクリプトは「{line}」と出力しましたが、そのときの effects.json には {tid} が{truth}。"
+    "完了基準「スクリプトによる検証」: 観測するのは effects.json です（checkpoint.json の pendingToolUse ではありません）"
+)
+JUDGE_CLAIM_PRESENT = "ありました"
+JUDGE_CLAIM_ABSENT = "ありませんでした"
+JUDGE_EXPLANATION_WHAT = "説明文（帰結の説明）"
+JUDGE_EXPLANATION_WRONG = (
+    "説明文（帰結の説明）: 「{said}」と読めますが、ディスクでは再開の reconcile はプレースホルダのレコードに台帳ヒットし、"
+    "write_report を一度も実行せずに完了扱いにしました。見直す: reconcile が最初に調べるのは台帳（レッスン「reconcile」）"
+)
+JUDGE_EXPLANATION_BOTH = (
+    "「{hit}」と「{miss}」の両方に読めます。再開したとき台帳ヒットして実行しないのか、再実行するのか、"
+    "どちらか一方に書き直してください"
+)

@@ -75,7 +75,7 @@ def test_answer_sheet_is_judged_as_the_lesson_demands(row):
     if row["part"] == "level1":
         verdict = check_level1(cell.get("answers", ...), cell.get("meaning"))
     else:
-        verdict = check_level2_diagnosis(cell.get("diagnosis", ...))
+        verdict = check_level2_diagnosis(cell.get("diagnosis", ...), explanation=cell.get("explanation"))
     assert ("accept" if verdict.passed else "reject") == row["label"], row["reason"] + "\n" + verdict.report()
 
 

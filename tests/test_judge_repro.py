@@ -87,7 +87,6 @@ REPRO_WRONG = [
     ("crash-exits-0", [("        sys.exit(137)", "        sys.exit(0)")], "REPRO_CRASH=2 で wrong: 疑似クラッシュは起きました（[kill] の行があります）が、終了コードが 0 でした"),
     ("fixed-records-first", [(FIXED_CRASH, "            save_effect(run.effects_path, block[\"id\"], {\"name\": block[\"name\"], \"result\": None, \"at\": 0})\n" + FIXED_CRASH)],
      "REPRO_CRASH=2 で fixed: 修正した順序なのに、クラッシュ時の台帳に toolu_02 があります"),
-    ("placeholder-string", [('"result": None, "at": run.clock()', '"result": "実行中", "at": run.clock()')], "誤った順序の台帳の toolu_02 の result が '実行中' でした"),
     ("crashes-without-N", [(TARGET, 'int(os.environ.get("REPRO_CRASH", "3"))')], "REPRO_CRASH なしで wrong: 最後まで走りませんでした（終了コード 137"),
     ("ignores-workdir", [("Run(workdir)", 'Run("repro-work")')], "チェックは作業フォルダとして 'work-wrong-2' を渡しましたが、スクリプトは repro-work/ に書きました"),
     ("hardcodes-work", [("order, workdir = sys.argv[1], sys.argv[2]", 'order, workdir = sys.argv[1], "work"')], "チェックは作業フォルダとして 'work-wrong-2' を渡しましたが、スクリプトは work/ に書きました"),
