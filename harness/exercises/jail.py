@@ -95,6 +95,33 @@ def end_leftovers(root: int | None = None) -> int:
     return len(ended)
 
 
+def end_session(sid: int) -> int:
+    """SIGKILL every process of the session sid (a check's runner and whatever its children became, even orphaned
+    after the runner was killed) until none is left; how many there were."""
+    ended: set[int] = set()
+    for _ in range(100):
+        alive = []
+        for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+            try:
+                with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2 :].split()
+            if name.isdigit() and len(fields) > 3 and fields[0] not in ("Z", "X") and int(fields[3]) == sid:
+                alive.append(int(name))
+        if not alive:
+            break
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        ended.update(alive)
+        time.sleep(0.01)
+    return len(ended)
+
+
 def kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
