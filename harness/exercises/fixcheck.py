@@ -186,7 +186,9 @@ def run_both(source: str, name: str | None, time_limit: float) -> dict:
             except OSError:
                 pass
             proc.wait()
-            end_session(proc.pid)  # the runner's children, even those the learner's code orphaned by killing it
+            end_session(
+                proc.pid
+            )  # the runner's children, even those the learner's code orphaned by killing it
             if other:
                 import shutil
 
@@ -256,7 +258,9 @@ def reaches_into_the_check(source: str) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
-                root = (node.module if isinstance(node, ast.ImportFrom) and node.module else alias.name).split(".")[0]
+                root = (
+                    node.module if isinstance(node, ast.ImportFrom) and node.module else alias.name
+                ).split(".")[0]
                 if root in REACHING_MODULES:
                     found.append(f"import {root}")
                 if isinstance(node, ast.Import):
@@ -317,7 +321,9 @@ def judge(verdict: Verdict, found: dict, time_limit: float) -> None:
     if (first.get("error") or {}).get("type") == "NotImplementedError":
         verdict.unanswered("修正版 run_tool_uses", "まだ書かれていません（NotImplementedError）")
         return
-    changed = next((step["tampered"] for s in found["situations"] for step in s["learner"] if step.get("tampered")), None)
+    changed = next(
+        (step["tampered"] for s in found["situations"] for step in s["learner"] if step.get("tampered")), None
+    )
     if changed:
         verdict.fail(texts.JUDGE_TAMPERED.format(names=", ".join(changed)))
         return

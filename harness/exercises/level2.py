@@ -170,22 +170,26 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
 # MISS: a ledger miss, a re-run, a duplicate. A MISS word that is negated right after it (Japanese) or before it
 # (English) says HIT, and the other way round. Sentences about the fixed order are not read.
 HIT_WORDS = re.compile(
-    r"ヒット|\bhits?\b|完了扱い|実行済み|済み扱い|再利用|reuse\w*|treated\s+as\s+(?:done|complete)", re.I
+    r"ヒット|\bhits?\b|完了扱い|実行済み|済み扱い|再利用|reuse\w*|treated\s+as\s+(?:done|complete)",
+    re.IGNORECASE,
 )
 HIT_ALWAYS = re.compile(  # these carry their own negation: never flipped
-    r"一度も|走っていない|実行されていない|never\s+(?:ran|run|runs|executed|written)|skipp\w*|飛ばされ", re.I
+    r"一度も|走っていない|実行されていない|never\s+(?:ran|run|runs|executed|written)|skipp\w*|飛ばされ",
+    re.IGNORECASE,
 )
 MISS_WORDS = re.compile(
     r"ミス|\bmiss(?:es|ed)?\b|再実行|実行し直|もう一度|もう[1１]回|再び|re-?runs?|re-?execut\w*|二重|[2２二]\s*回|"
     r"\btwice\b|duplicat\w*|重複|\bagain\b",
-    re.I,
+    re.IGNORECASE,
 )
 JA_CLAUSE_END = re.compile(r"[。、，,.!?！？\n→]|ので|から|けど|けれど|ため|のに")
 JA_NOT = re.compile(r"ない|なく|なし|なら(?:ず|ない)|せず|れず|ません|では|じゃ")
-EN_NOT = re.compile(r"\b(?:not|never|no|nothing|without)\b|n't", re.I)
-ABOUT_FIX = re.compile(r"修正|正しい順序|直した|直す|レッスンの順序|\bfix|correct\s+order|lesson'?s\s+order", re.I)
+EN_NOT = re.compile(r"\b(?:not|never|no|nothing|without)\b|n't", re.IGNORECASE)
+ABOUT_FIX = re.compile(
+    r"修正|正しい順序|直した|直す|レッスンの順序|\bfix|correct\s+order|lesson'?s\s+order", re.IGNORECASE
+)
 TEMPLATE = re.compile(r"^[（(]?(?:なぜ|ここに書く)")
-WORDS = re.compile(f"{HIT_ALWAYS.pattern}|{HIT_WORDS.pattern}|{MISS_WORDS.pattern}", re.I)
+WORDS = re.compile(f"{HIT_ALWAYS.pattern}|{HIT_WORDS.pattern}|{MISS_WORDS.pattern}", re.IGNORECASE)
 
 
 def consequence(text: str) -> tuple[str | None, str | None]:
@@ -217,7 +221,9 @@ def read_explanation(verdict: Verdict, explanation: object) -> None:
         return
     hit, miss = consequence(explanation)
     if miss and hit:
-        verdict.unanswered(texts.JUDGE_EXPLANATION_WHAT, texts.JUDGE_EXPLANATION_BOTH.format(hit=hit, miss=miss))
+        verdict.unanswered(
+            texts.JUDGE_EXPLANATION_WHAT, texts.JUDGE_EXPLANATION_BOTH.format(hit=hit, miss=miss)
+        )
     elif miss:
         verdict.fail(texts.JUDGE_EXPLANATION_WRONG.format(said=miss))
 

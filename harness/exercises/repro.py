@@ -34,7 +34,10 @@ UNKNOWN_LINE = f"[resume][reconcile] tool_use_id=toolu_03 name=write_report {REC
 SOLUTION = "解答例は solutions/level2_repro.py です"
 WORK = "work"  # the work folder show_repro gives the script (the check gives each run a name of its own)
 HARNESS_FILES = (".harness-workdir", "checkpoint.json", EFFECTS_FILE, TOOL_LOG_FILE)
-CALLS_ENV, CALLS_LOG = "HARNESS_REPRO_CALLS", ".check-tool-calls"  # where the probe notes each tool as it starts
+CALLS_ENV, CALLS_LOG = (
+    "HARNESS_REPRO_CALLS",
+    ".check-tool-calls",
+)  # where the probe notes each tool as it starts
 TOOL_IDS = {c.split()[0]: c.split()[1] for c in CALLS}
 
 
@@ -172,6 +175,7 @@ def _probe(args: list[str]) -> None:
     import runpy
 
     import harness
+
     from .. import run as run_module
     from .. import tools as tools_module
 
@@ -384,9 +388,11 @@ def _recorded_when_started(what: str, order: str, calls: list) -> str | None:
     return None
 
 
-PRESENT = re.compile(r"(あり|ある|あった|存在する|書かれて|残って|残る|found|present|exists?|recorded|yes|true)", re.I)
-ABSENT = re.compile(r"(ありません|なし|ない|無い|\bnot\b|absent|missing|\bno\b|false)", re.I)
-ABOUT_RECORD = re.compile(r"(台帳|記録|レコード|effects|ledger|record|entry|toolu_0\d)", re.I)
+PRESENT = re.compile(
+    r"(あり|ある|あった|存在する|書かれて|残って|残る|found|present|exists?|recorded|yes|true)", re.IGNORECASE
+)
+ABSENT = re.compile(r"(ありません|なし|ない|無い|\bnot\b|absent|missing|\bno\b|false)", re.IGNORECASE)
+ABOUT_RECORD = re.compile(r"(台帳|記録|レコード|effects|ledger|record|entry|toolu_0\d)", re.IGNORECASE)
 
 
 def _claims_problem(what: str, output: str, tid: str, truth: bool) -> str | None:

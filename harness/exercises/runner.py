@@ -313,10 +313,17 @@ def run_child(fn, s: dict, workdir: Path, resume: bool, out: Path, time_limit: f
             os.dup2(fd, 1)
             os.dup2(fd, 2)
             os.chdir(workdir.parent)
-            dumps, write, fd_open = json.dumps, os.write, os.open  # the report's way out, taken before the cell runs
+            dumps, write, fd_open = (
+                json.dumps,
+                os.write,
+                os.open,
+            )  # the report's way out, taken before the cell runs
             facts: dict = {}
             if isinstance(fn, Cell):
-                before, changed = fingerprint(), tampered  # bound before the cell can rebind the module's names
+                before, changed = (
+                    fingerprint(),
+                    tampered,
+                )  # bound before the cell can rebind the module's names
                 resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(fn.load_limit), hard))
                 try:
                     fn = load(fn.source, fn.name)
