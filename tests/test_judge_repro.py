@@ -321,3 +321,32 @@ def test_level2_repro_dying_at_its_crash_point_by_any_exception_passes(tmp_path,
     # 完了基準 asks for a controlled crash point and what effects.json holds then, not for exit code 137
     verdict = check_level2_repro(repro_variant(tmp_path, *swaps))
     assert verdict.passed, verdict.report()
+
+
+def test_a_script_that_kills_the_check_is_told_its_code_ended_the_check(tmp_path):
+    script = repro_variant(
+        tmp_path, ("    crash = Crash()\n", "    crash = Crash()\n    os.kill(os.getppid(), 9)\n")
+    )
+    verdict = check_level2_repro(script)
+    assert (
+        not verdict.passed
+        and "スクリプトがチェックのプロセス（スクリプトの親）を止めました（SIGKILL）" in verdict.problems[0]
+    )
+
+
+def test_a_script_that_deletes_a_file_in_the_home_folder_fails(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    (home / "notes" / "keep.txt").write_text("大事なメモ", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    script = repro_variant(
+        tmp_path,
+        (
+            "    crash = Crash()\n",
+            "    crash = Crash()\n    os.path.exists(os.path.expanduser('~/notes/keep.txt')) and os.remove(os.path.expanduser('~/notes/keep.txt'))\n",
+        ),
+    )
+    verdict = check_level2_repro(script)
+    assert not verdict.passed and "削除: " in verdict.problems[-1] and "keep.txt" in verdict.problems[-1], (
+        verdict.report()
+    )

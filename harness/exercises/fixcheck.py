@@ -30,7 +30,7 @@ from .. import texts
 from ..texts import RECONCILE_LINES
 from . import Verdict, internal_error, no_paths
 from .answers import MISSING, show
-from .jail import OUTPUT_LIMIT, TIME_LIMIT_S, end_session
+from .jail import OUTPUT_LIMIT, TIME_LIMIT_S, end_session, outside, snapshot, watched_folders
 
 TITLE = "レベル2 (c) 修正版 run_tool_uses"
 ORDER = (
@@ -225,8 +225,10 @@ def check_fix(run_tool_uses, time_limit: float = TIME_LIMIT_S, show_answers: boo
         f"{time_limit:g} 秒で打ち切り、関数が始めたプロセスはすべて終わらせます）"
     )
     try:
+        before = snapshot(watched_folders())
         found = run_both(source, name, time_limit)
         judge(verdict, found, time_limit)
+        outside(verdict, before)
     except Exception as err:  # noqa: BLE001 (never a traceback)
         return internal_error(TITLE, err)
     if show_answers and verdict.problems:

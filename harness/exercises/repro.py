@@ -23,7 +23,7 @@ from ..texts import DONE_OK, DONE_UNKNOWN, RECONCILE_LINES
 from ..vocab import EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE
 from . import Verdict, internal_error, no_paths, scratch_dir
 from .answers import blank, show
-from .jail import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, run_jailed
+from .jail import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, outside, run_jailed, snapshot, watched_folders
 
 TITLE = "レベル2 (d) 再現スクリプト"
 CALLS = ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
@@ -53,7 +53,7 @@ def run_script(script: Path, folder: Path, order: str, n: str | None, time_limit
     folder.mkdir(parents=True, exist_ok=True)
     copy = folder / script.name
     shutil.copyfile(script, copy)
-    env = {CALLS_ENV: str(folder / CALLS_LOG)}
+    env = {CALLS_ENV: str((folder / CALLS_LOG).resolve())}
     proc = run_jailed(
         [sys.executable, "-m", "harness.exercises.repro", copy.name, order, work],
         env={**env, "REPRO_CRASH": n} if n else env,
@@ -187,9 +187,11 @@ def _probe(args: list[str]) -> None:
                 keys = sorted(json.loads((Path(workdir) / EFFECTS_FILE).read_text(encoding="utf-8")))
             except (OSError, ValueError, TypeError):
                 keys = []
-            if log:
-                with open(log, "a", encoding="utf-8") as f:
+            try:
+                with open(log or os.devnull, "a", encoding="utf-8") as f:
                     f.write(json.dumps([name, keys]) + "\n")
+            except OSError:
+                pass  # the probe never changes what the script does
             return impl(workdir, input)
 
         return tool
@@ -228,8 +230,10 @@ def check_repro(
         )
         return verdict
     try:
+        before = snapshot(watched_folders())
         with scratch_dir() as tmp:
             _check(verdict, path, Path(tmp), time_limit)
+        outside(verdict, before)
     except Exception as err:  # noqa: BLE001 (never a traceback)
         return internal_error(TITLE, err)
     if show_answers and verdict.problems:
@@ -302,6 +306,8 @@ def _cut_note(verdict: Verdict, proc) -> None:
 
 def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -> str | None:
     what = f"REPRO_CRASH={n} で {order}" if n else f"REPRO_CRASH なしで {order}"
+    if proc.ended_check:
+        return f"{what}: " + texts.JUDGE_SCRIPT_ENDED_CHECK.format(signal=proc.ended_check)
     if proc.timed_out:
         return f"{what}: {time_limit:g} 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました"
     if todo_left(proc):
@@ -391,7 +397,11 @@ def _recorded_when_started(what: str, order: str, calls: list) -> str | None:
 PRESENT = re.compile(
     r"(あり|ある|あった|存在する|書かれて|残って|残る|found|present|exists?|recorded|yes|true)", re.IGNORECASE
 )
-ABSENT = re.compile(r"(ありません|なし|ない|無い|\bnot\b|absent|missing|\bno\b|false)", re.IGNORECASE)
+ABSENT = re.compile(
+    r"(\bnot\s+(?:been\s+)?(?:found|present|exists?|recorded|there|written)|ありません|なし|ない|無い|\bnot\b|absent|"
+    r"missing|\bno\b|false)",
+    re.IGNORECASE,
+)
 ABOUT_RECORD = re.compile(r"(台帳|記録|レコード|effects|ledger|record|entry|toolu_0\d)", re.IGNORECASE)
 
 
@@ -399,7 +409,9 @@ def _claims_problem(what: str, output: str, tid: str, truth: bool) -> str | None
     """A line where the script says whether the record is there, against effects.json at the crash. A line that
     could be read both ways is not held against it."""
     for line in output.splitlines():
-        if not ABOUT_RECORD.search(line) or "[kill]" in line:
+        if (
+            not ABOUT_RECORD.search(line) or "[kill]" in line or "{" in line or len(line) > 100
+        ):  # data, not a claim
             continue
         absent, present = bool(ABSENT.search(line)), bool(PRESENT.search(ABSENT.sub(" ", line)))
         if absent == present:
