@@ -589,3 +589,61 @@ BROWSER_NEEDS_PROCESSES = (
 )
 NO_PLOTS = "（ブラウザ版には matplotlib が入っていないので、図の代わりに同じ数を表で示します。図はローカル版で見られます）"
 NO_TIMELINE = "（ブラウザ版には matplotlib が入っていないので、タイムラインの図は出ません。出来事の順はログで見られます）"
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The exercise judges (harness/exercises): messages added by the judges-3 work. Kept together at the end of the file.
+JUDGE_WRONG_NOT_EVERY_TIME = (
+    "{what}: 誤った順序なのに、{name} が始まったとき台帳に {tid} がありませんでした。run_tool_uses_prod は落ちる回だけでなく"
+    "毎回、ツールを実行する前に台帳へ書きます（落ちる回だけ手で書くと、バグではなく症状を作ったことになります）"
+)
+JUDGE_FIXED_RECORDED_FIRST = (
+    "{what}: 修正した順序なのに、{name} が始まったとき台帳にもう {tid} がありました。修正した順序では、ツールが走る前に"
+    "記録はできないはずです"
+)
+JUDGE_PLACEHOLDER_NOTE = (
+    "💡 誤った順序のプレースホルダが {value} でした。run_tool_uses_prod は None を書きますが、ツールが走る前に書かれた"
+    "値はどれもプレースホルダなので、再現としては同じです"
+)
+JUDGE_FALSE_CLAIM = (
+    "{what}: スクリプトは「{line}」と出力しましたが、そのときの effects.json には {tid} が{truth}。"
+    "完了基準「スクリプトによる検証」: 観測するのは effects.json です（checkpoint.json の pendingToolUse ではありません）"
+)
+JUDGE_CLAIM_PRESENT = "ありました"
+JUDGE_CLAIM_ABSENT = "ありませんでした"
+JUDGE_EXPLANATION_WHAT = "説明文（帰結の説明）"
+JUDGE_EXPLANATION_WRONG = (
+    "説明文（帰結の説明）: 「{said}」と読めますが、ディスクでは再開の reconcile はプレースホルダのレコードに台帳ヒットし、"
+    "write_report を一度も実行せずに完了扱いにしました。見直す: reconcile が最初に調べるのは台帳（レッスン「reconcile」）"
+)
+JUDGE_EXPLANATION_BOTH = (
+    "「{hit}」と「{miss}」の両方に読めます。再開したとき台帳ヒットして実行しないのか、再実行するのか、"
+    "どちらか一方に書き直してください"
+)
+JUDGE_CELL_ENDLESS = (
+    "答えのセルが {seconds:g} 秒以内に終わりませんでした（無限ループ？）。セルには関数の定義だけを書き、"
+    "関数の外で何かを待ったり回したりしないでください"
+)
+JUDGE_TAMPERED = (
+    "答えのセルが、チェックが頼りにしているもの（{names}）を書き換えました。これではチェックを信頼できないので、"
+    "不合格にします。ハーネスのモジュールや関数、組み込み関数を置き換えず、run_tool_uses_fixed だけを定義してください"
+)
+JUDGE_REACHES = (
+    "答えのセルが、チェックの仕組みに手を伸ばすもの（{names}）を使っています。修正版 run_tool_uses には要らないもので、"
+    "これがあるとチェックを信頼できません。その行を消して、run_tool_uses_fixed だけを定義してください"
+)
+JUDGE_CHECK_ENDED = (
+    "あなたのコードがチェックのプロセスを止めました（{signal}）。os.kill や os.killpg でほかのプロセスを止めず、"
+    "関数の中ではツールの実行と台帳の記録だけをしてから、もう一度実行してください"
+)
+JUDGE_SCRIPT_ENDED_CHECK = (
+    "スクリプトがチェックのプロセス（スクリプトの親）を止めました（{signal}）。疑似クラッシュは自分のプロセスだけを"
+    "終わらせます（SimulatedCrash で 137、または自分に SIGKILL）。親や他のプロセスには触れずに、もう一度実行してください"
+)
+JUDGE_OUTSIDE_DELETED = (
+    "チェックのあいだに、作業フォルダの外のファイルが消えました（{count} 件: {first}）。ハーネスは自分が作っていないものを"
+    "消しません。あなたのコードが消したのなら、それは演習の外への副作用です。作業フォルダ（run.workdir）の外には触れないでください"
+)
+JUDGE_OUTSIDE_WRITTEN = (
+    "（チェックのあいだに、作業フォルダの外のファイルが書かれました（{count} 件: {first}）。エディタで保存したのでなければ、"
+    "あなたのコードが書いたものです。作業フォルダ（run.workdir）の外には書かないでください）"
+)

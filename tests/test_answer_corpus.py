@@ -1,5 +1,8 @@
 """Every labelled answer in tests/answer_corpus (the earlier tests' answers and strangers' answers, each with the
-verdict the lesson demands and why) read by the judges: a judge change that flips one fails here."""
+verdict the lesson demands and why) read by the judges: a judge change that flips one fails here.
+
+A line is {"part", "where", "answer", "label": "accept"|"reject", "reason", "author"} and optionally "says": fragments
+the verdict must contain (the mistake named, the hint given). No verdict shows the answer unless asked."""
 
 from __future__ import annotations
 
@@ -25,6 +28,14 @@ def rows(part: str) -> list:
                 )
                 found.append(pytest.param(row, id=f"{path.stem}:{n}", marks=marks))
     return found
+
+
+def assert_judged(row: dict, verdict) -> None:
+    report = verdict.report()
+    assert ("accept" if verdict.passed else "reject") == row["label"], row["reason"] + "\n" + report
+    for fragment in row.get("says", ()):
+        assert fragment in report, fragment + "\n" + report
+    assert "（正しくは" not in report  # the answer only on request (show_answers=True)
 
 
 def predicted(row: dict) -> str:
@@ -55,8 +66,7 @@ def test_prediction_is_read_as_the_lesson_demands(row):
 def test_fix_is_judged_as_the_lesson_demands(row):
     from harness.exercises.level2 import check_level2_fix
 
-    verdict = check_level2_fix(row["answer"])
-    assert ("accept" if verdict.passed else "reject") == row["label"], row["reason"] + "\n" + verdict.report()
+    assert_judged(row, check_level2_fix(row["answer"]))
 
 
 @pytest.mark.parametrize("row", rows("level1") + rows("diagnosis"))
@@ -75,8 +85,8 @@ def test_answer_sheet_is_judged_as_the_lesson_demands(row):
     if row["part"] == "level1":
         verdict = check_level1(cell.get("answers", ...), cell.get("meaning"))
     else:
-        verdict = check_level2_diagnosis(cell.get("diagnosis", ...))
-    assert ("accept" if verdict.passed else "reject") == row["label"], row["reason"] + "\n" + verdict.report()
+        verdict = check_level2_diagnosis(cell.get("diagnosis", ...), explanation=cell.get("explanation"))
+    assert_judged(row, verdict)
 
 
 @pytest.mark.parametrize("row", rows("repro"))
@@ -85,5 +95,4 @@ def test_repro_script_is_judged_as_the_lesson_demands(row, tmp_path):
 
     script = tmp_path / "level2_repro.py"
     script.write_text(row["answer"], encoding="utf-8")
-    verdict = check_level2_repro(script)
-    assert ("accept" if verdict.passed else "reject") == row["label"], row["reason"] + "\n" + verdict.report()
+    assert_judged(row, check_level2_repro(script))

@@ -141,3 +141,65 @@ def test_an_answer_cell_that_calls_the_check_itself_is_judged_once():
     )
     verdict = check_level2_fix(cell)
     assert verdict.passed, verdict.report()
+
+
+# -- the check cannot be talked into a pass: the reference is out of reach, the check's own process is watched -------
+
+
+def test_a_fix_that_kills_the_check_is_told_its_code_ended_the_check():
+    cell = "import os\n" + variant(
+        "    results = []\n",
+        "    results = []\n    os.kill(int(open('/proc/self/stat').read().rsplit(')', 1)[1].split()[1]), 9)\n",
+    )
+    verdict = check_level2_fix(cell)
+    assert not verdict.passed
+    assert verdict.problems == [
+        "✗ あなたのコードがチェックのプロセスを止めました（SIGKILL）。"
+        + verdict.problems[0].split("。", 1)[1]
+    ]
+
+
+def test_a_right_fix_that_rewrites_a_harness_function_is_not_trusted():
+    # right by outcome, but it rebinds a harness function the check relies on (unseen by the source scan)
+    cell = "import harness.ledger\nload = harness.ledger.load_effects\n" + LESSON_MINIMAL
+    verdict = check_level2_fix(cell + "vars(harness.ledger)['load_effects'] = lambda path: load(path)\n")
+    assert not verdict.passed and "harness.ledger.load_effects" in verdict.problems[0], verdict.report()
+
+
+def test_a_fix_that_reaches_into_the_check_is_refused_before_it_runs():
+    verdict = check_level2_fix("import sys\n" + LESSON_MINIMAL + "sys.modules['x'] = sys\n")
+    assert not verdict.passed and "modules" in verdict.problems[0], verdict.report()
+
+
+def test_a_fix_that_deletes_a_file_in_the_home_folder_fails(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    (home / "notes" / "keep.txt").write_text("大事なメモ", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    cell = "from pathlib import Path\n" + variant(
+        "    results = []\n",
+        "    results = []\n    (Path.home() / 'notes' / 'keep.txt').unlink(missing_ok=True)\n",
+    )
+    verdict = check_level2_fix(cell)
+    assert not verdict.passed and "削除: " in verdict.problems[-1] and "keep.txt" in verdict.problems[-1], (
+        verdict.report()
+    )
+
+
+def test_a_fix_that_writes_into_the_home_folder_is_named_in_a_note(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    cell = "from pathlib import Path\n" + variant(
+        "    results = []\n", "    results = []\n    (Path.home() / 'leak.txt').write_text('x')\n"
+    )
+    verdict = check_level2_fix(cell)
+    assert any("作成: " in n and "leak.txt" in n for n in verdict.notes), verdict.report()
+
+
+def test_a_right_fix_leaves_the_watched_folders_alone(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    verdict = check_level2_fix(LESSON_MINIMAL)
+    assert verdict.passed, verdict.report()

@@ -1,6 +1,6 @@
-"""The level-2 reproduction script: the exercise checks, both ways: right answers written in different ways pass; wrong answers a learner could
-plausibly give fail with the message that names the mistake; no answer shape makes a check raise; learner code
-that hangs, floods or deletes files is stopped, cut or kept away from the exercises folder."""
+"""The level-2 reproduction script: what the check and show_repro do around the grading (odd shapes, time limits,
+floods, leftover processes, files outside the work folder, a script that ends the check). Right and wrong scripts,
+with the message each ✗ must give, are lines of tests/answer_corpus (test_answer_corpus.py)."""
 
 from __future__ import annotations
 
@@ -47,68 +47,6 @@ FIXED_CRASH = (
     "            crash.point()\n            output = execute_tool(run, block)\n            save_effect("
 )
 TARGET = 'int(os.environ.get("REPRO_CRASH", "0"))'
-
-
-@pytest.mark.parametrize(
-    "swaps",
-    [
-        [],
-        [(COUNT, "        self.passes += 1\n        if self.passes == self.target:\n            os._exit(137)\n")],
-        [
-            ("import os\n", "import os\nimport signal\n"),
-            (COUNT, ("        self.passes += 1\n        if self.passes == self.target:\n"
-                     "            os.kill(os.getpid(), signal.SIGKILL)\n")),
-        ],
-        [(TARGET, 'int(os.environ["REPRO_CRASH"]) if "REPRO_CRASH" in os.environ else None')],
-    ],
-    ids=["solution", "os-exit-137", "real-sigkill", "no-default"],
-)  # fmt: skip
-def test_level2_right_repro_written_differently_passes(tmp_path, swaps):
-    verdict = check_level2_repro(repro_variant(tmp_path, *swaps))
-    assert verdict.passed, verdict.report()
-
-
-REPRO_WRONG = [
-    ("crash-after-tool", [(WRONG_BODY, WRONG_BODY.replace("            crash.point()\n", "", 1).replace("            results", "            crash.point()\n            results")),
-                          (FIXED_CRASH, "            output = execute_tool(run, block)\n            crash.point()\n            save_effect(")],
-     "REPRO_CRASH=2 で wrong: クラッシュ地点が count_words の実行より後にあります"),
-    ("ignores-N", [(TARGET, "3")], "REPRO_CRASH=2 で wrong: REPRO_CRASH=2 なのに、落ちたのは 3 回目のツール呼び出し（write_report）の前でした"),
-    ("off-by-one", [(COUNT, "        self.passes += 1\n        if self.passes == self.target + 1:\n")], "REPRO_CRASH=2 なのに、落ちたのは 3 回目"),
-    ("counts-after", [(COUNT, "        if self.passes == self.target:\n            self.passes += 1\n"), ("            raise SimulatedCrash", "            raise SimulatedCrash")],
-     "REPRO_CRASH=2 で wrong: 疑似クラッシュせず、最後まで走りました（終了コード 0）"),
-    ("only-write-report", [(TARGET, '3 if os.environ.get("REPRO_CRASH") else 0')], "REPRO_CRASH=2 なのに、落ちたのは 3 回目のツール呼び出し（write_report）"),
-    ("orders-swapped", [('make_wrong(crash) if order == "wrong"', 'make_fixed(crash) if order == "wrong"')],
-     "REPRO_CRASH=2 で wrong: 誤った順序なのに、クラッシュ時の台帳に toolu_02 がありません"),
-    ("crash-before-the-record", [(WRONG_BODY, WRONG_BODY.replace("            crash.point()\n", "", 1)),
-                                 ("            save_effect(\n                run.effects_path, block[\"id\"], {\"name\": block[\"name\"], \"result\": None",
-                                  "            crash.point()\n            save_effect(\n                run.effects_path, block[\"id\"], {\"name\": block[\"name\"], \"result\": None")],
-     "誤った順序なのに、クラッシュ時の台帳に toolu_02 がありません"),
-    ("no-crash-point-in-wrong", [(WRONG_BODY, WRONG_BODY.replace("            crash.point()\n", "", 1))], "REPRO_CRASH=2 で wrong: 疑似クラッシュせず、最後まで走りました（終了コード 0）"),
-    ("crash-exits-0", [("        sys.exit(137)", "        sys.exit(0)")], "REPRO_CRASH=2 で wrong: 疑似クラッシュは起きました（[kill] の行があります）が、終了コードが 0 でした"),
-    ("fixed-records-first", [(FIXED_CRASH, "            save_effect(run.effects_path, block[\"id\"], {\"name\": block[\"name\"], \"result\": None, \"at\": 0})\n" + FIXED_CRASH)],
-     "REPRO_CRASH=2 で fixed: 修正した順序なのに、クラッシュ時の台帳に toolu_02 があります"),
-    ("placeholder-string", [('"result": None, "at": run.clock()', '"result": "実行中", "at": run.clock()')], "誤った順序の台帳の toolu_02 の result が '実行中' でした"),
-    ("crashes-without-N", [(TARGET, 'int(os.environ.get("REPRO_CRASH", "3"))')], "REPRO_CRASH なしで wrong: 最後まで走りませんでした（終了コード 137"),
-    ("ignores-workdir", [("Run(workdir)", 'Run("repro-work")')], "チェックは作業フォルダとして 'work-wrong-2' を渡しましたが、スクリプトは repro-work/ に書きました"),
-    ("hardcodes-work", [("order, workdir = sys.argv[1], sys.argv[2]", 'order, workdir = sys.argv[1], "work"')], "チェックは作業フォルダとして 'work-wrong-2' を渡しましたが、スクリプトは work/ に書きました"),
-    ("keyed-by-tool-name", [('                run.effects_path, block["id"], {"name": block["name"], "result": None',
-                             '                run.effects_path, block["name"], {"name": block["name"], "result": None')],
-     "REPRO_CRASH=2 で wrong: 台帳のキーがツール名 ['count_words', 'read_notes'] です。キーは tool_use_id です"),
-    ("ledger-beside-the-script", [('                run.effects_path, block["id"], {"name": block["name"], "result": None',
-                                   '                Path("effects.json"), block["id"], {"name": block["name"], "result": None'),
-                                  ("import sys\n", "import sys\nfrom pathlib import Path\n")],
-     "REPRO_CRASH=2 で wrong: effects.json を作業フォルダ（2つ目の引数）ではなく、スクリプトを実行したフォルダに書いています"),
-    ("key-error", [("    crash = Crash()\n", "    crash = Crash()\n    {}['x']\n")],
-     "REPRO_CRASH=2 で wrong: スクリプトがエラーで終わりました（終了コード 1、最後の行: level2_repro.py の 64 行目で KeyError: 'x'）"),
-    ("syntax-error", [("    crash = Crash()\n", "    crash = Crash(\n")], "REPRO_CRASH=2 で wrong: スクリプトがエラーで終わりました（終了コード 1、最後の行: level2_repro.py の 63 行目で SyntaxError: '(' was never closed"),
-]  # fmt: skip
-
-
-@pytest.mark.parametrize("name, swaps, fragment", REPRO_WRONG, ids=[n for n, _, _ in REPRO_WRONG])
-def test_level2_wrong_repro_fails_naming_the_mistake(tmp_path, name, swaps, fragment):
-    verdict = check_level2_repro(repro_variant(tmp_path, *swaps))
-    assert not verdict.passed and len(verdict.problems) == 1, verdict.report()
-    assert fragment in verdict.problems[0], verdict.report()
 
 
 def test_level2_repro_skeleton_is_unanswered_naming_every_todo(tmp_path):
@@ -322,3 +260,32 @@ def test_level2_repro_dying_at_its_crash_point_by_any_exception_passes(tmp_path,
     # 完了基準 asks for a controlled crash point and what effects.json holds then, not for exit code 137
     verdict = check_level2_repro(repro_variant(tmp_path, *swaps))
     assert verdict.passed, verdict.report()
+
+
+def test_a_script_that_kills_the_check_is_told_its_code_ended_the_check(tmp_path):
+    script = repro_variant(
+        tmp_path, ("    crash = Crash()\n", "    crash = Crash()\n    os.kill(os.getppid(), 9)\n")
+    )
+    verdict = check_level2_repro(script)
+    assert (
+        not verdict.passed
+        and "スクリプトがチェックのプロセス（スクリプトの親）を止めました（SIGKILL）" in verdict.problems[0]
+    )
+
+
+def test_a_script_that_deletes_a_file_in_the_home_folder_fails(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    (home / "notes" / "keep.txt").write_text("大事なメモ", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    script = repro_variant(
+        tmp_path,
+        (
+            "    crash = Crash()\n",
+            "    crash = Crash()\n    os.path.exists(os.path.expanduser('~/notes/keep.txt')) and os.remove(os.path.expanduser('~/notes/keep.txt'))\n",
+        ),
+    )
+    verdict = check_level2_repro(script)
+    assert not verdict.passed and "削除: " in verdict.problems[-1] and "keep.txt" in verdict.problems[-1], (
+        verdict.report()
+    )

@@ -26,10 +26,11 @@ import textwrap
 import types
 from pathlib import Path
 
+from .. import texts
 from ..texts import RECONCILE_LINES
 from . import Verdict, internal_error, no_paths
 from .answers import MISSING, show
-from .jail import OUTPUT_LIMIT, TIME_LIMIT_S
+from .jail import OUTPUT_LIMIT, TIME_LIMIT_S, end_session, outside, snapshot, watched_folders
 
 TITLE = "レベル2 (c) 修正版 run_tool_uses"
 ORDER = (
@@ -151,7 +152,7 @@ def other_file_system() -> str | None:
 def run_both(source: str, name: str | None, time_limit: float) -> dict:
     """Start the runner in a fresh interpreter and a session of its own; what it found (ends all it left)."""
     other = other_file_system()
-    with tempfile.TemporaryDirectory(prefix="harness-check-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="harness-check-", ignore_cleanup_errors=True) as tmp:
         spec, result = Path(tmp) / "spec.json", Path(tmp) / "result.json"
         base = Path(tmp) / "runs"
         base.mkdir()
@@ -174,20 +175,26 @@ def run_both(source: str, name: str | None, time_limit: float) -> dict:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
+        stuck = False
         try:
             proc.wait(timeout=time_limit * 2 + 240)
         except subprocess.TimeoutExpired:
-            pass
+            stuck = True
         finally:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
                 pass
             proc.wait()
+            end_session(
+                proc.pid
+            )  # the runner's children, even those the learner's code orphaned by killing it
             if other:
                 import shutil
 
                 shutil.rmtree(other, ignore_errors=True)
+        if stuck or proc.returncode < 0:  # stopped or killed from outside: only the learner's code does that
+            return {"runner_ended": int(signal.SIGSTOP) if stuck else -proc.returncode}
         try:
             return json.loads(result.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -209,16 +216,19 @@ def check_fix(run_tool_uses, time_limit: float = TIME_LIMIT_S, show_answers: boo
         return verdict
     problem = shape(run_tool_uses)
     source, name, why = source_of(run_tool_uses) if not problem else (None, None, None)
-    if problem or why:
-        verdict.fail(problem or why)
+    reach = reaches_into_the_check(source) if source else []
+    if problem or why or reach:
+        verdict.fail(problem or why or texts.JUDGE_REACHES.format(names=", ".join(reach)))
         return verdict
     verdict.notes.append(
         f"（チェックは答えのセルだけを新しい Python で実行し、状況ごとに別のプロセスで関数を走らせます。1回ごとに "
         f"{time_limit:g} 秒で打ち切り、関数が始めたプロセスはすべて終わらせます）"
     )
     try:
+        before = snapshot(watched_folders())
         found = run_both(source, name, time_limit)
         judge(verdict, found, time_limit)
+        outside(verdict, before)
     except Exception as err:  # noqa: BLE001 (never a traceback)
         return internal_error(TITLE, err)
     if show_answers and verdict.problems:
@@ -227,6 +237,47 @@ def check_fix(run_tool_uses, time_limit: float = TIME_LIMIT_S, show_answers: boo
         verdict.notes.append("（レッスン「副作用台帳」の run_tool_uses です。見比べてください）")
         verdict.notes.extend("    " + line for line in inspect.getsource(lesson).splitlines())
     return verdict
+
+
+# Ways into the check's own process that a fix never needs: frames, the garbage collector, memory, other processes,
+# the import system and the code objects of functions.
+REACHING_NAMES = {
+    "__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__builtins__", "_getframe",
+    "currentframe", "f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "settrace", "setprofile",
+    "getppid", "killpg", "get_objects", "get_referrers", "modules", "setattr", "delattr",
+}  # fmt: skip
+REACHING_MODULES = {"ctypes", "gc", "builtins", "importlib", "runpy", "signal", "ptrace"}
+
+
+def reaches_into_the_check(source: str) -> list[str]:
+    """What in the answer cell reaches into the check (a name above, or an assignment to a module's attribute)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []  # the runner reports it as the learner's error
+    modules = {"harness", "os", "sys", "json", "pathlib", "builtins"}
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                root = (
+                    node.module if isinstance(node, ast.ImportFrom) and node.module else alias.name
+                ).split(".")[0]
+                if root in REACHING_MODULES:
+                    found.append(f"import {root}")
+                if isinstance(node, ast.Import):
+                    modules.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, ast.Attribute) and node.attr in REACHING_NAMES:
+            found.append(node.attr)
+        elif isinstance(node, ast.Name) and node.id in REACHING_NAMES:
+            found.append(node.id)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete, ast.AnnAssign)):
+            for target in getattr(node, "targets", None) or [node.target]:
+                while isinstance(target, (ast.Attribute, ast.Subscript)):
+                    target = target.value
+                    if isinstance(target, ast.Name) and target.id in modules:
+                        found.append(f"{target.id}.… =")
+    return list(dict.fromkeys(found))[:5]
 
 
 def shape(fn) -> str | None:
@@ -250,6 +301,9 @@ def shape(fn) -> str | None:
 
 
 def judge(verdict: Verdict, found: dict, time_limit: float) -> None:
+    if "runner_ended" in found:
+        verdict.fail(texts.JUDGE_CHECK_ENDED.format(signal=signal.Signals(found["runner_ended"]).name))
+        return
     if "runner_failed" in found:
         raise RuntimeError(f"runner ended with {found['runner_failed']}")
     if "load_error" in found:
@@ -259,12 +313,21 @@ def judge(verdict: Verdict, found: dict, time_limit: float) -> None:
             "定義するか import してください"
         )
         return
+    if "load_timeout" in found:
+        verdict.fail(texts.JUDGE_CELL_ENDLESS.format(seconds=found["load_timeout"]))
+        return
     if found.get("no_function"):
         verdict.unanswered("修正版 run_tool_uses", "答えのセルに関数がありません")
         return
     first = found["situations"][0]["learner"][0]
     if (first.get("error") or {}).get("type") == "NotImplementedError":
         verdict.unanswered("修正版 run_tool_uses", "まだ書かれていません（NotImplementedError）")
+        return
+    changed = next(
+        (step["tampered"] for s in found["situations"] for step in s["learner"] if step.get("tampered")), None
+    )
+    if changed:
+        verdict.fail(texts.JUDGE_TAMPERED.format(names=", ".join(changed)))
         return
     failed_groups: set[str] = set()
     passed: dict[str, bool] = {}

@@ -27,6 +27,76 @@ SCRIPT_TIME_LIMIT_S = 10  # each run of a learner's script as a process
 OUTPUT_LIMIT = 2000  # characters of a learner's output that a check shows; the rest is counted and dropped
 
 
+SKIPPED = {"__pycache__", "node_modules", "_work", "_build", "site-packages"}
+WATCH_DEPTH, WATCH_MAX = 3, 20000
+
+
+def watched_folders() -> list[Path]:
+    """The folders a learner's code has no business changing: the home folder, the notebook's folder, the repo."""
+    import harness
+
+    return [Path.home(), Path.cwd(), Path(harness.__file__).resolve().parents[1]]
+
+
+def snapshot(folders: list[Path]) -> dict:
+    """Every file and folder (not hidden, not a cache) a few levels down, with its size and time of change; a folder
+    too large to list is left out rather than half-watched."""
+    seen: dict = {}
+    for root in dict.fromkeys(f.resolve() for f in folders):
+        if root == Path(root.anchor) or root == Path(tempfile.gettempdir()).resolve():
+            continue
+        found: dict = {}
+        frontier = [(root, 0)]
+        while frontier and len(found) <= WATCH_MAX:
+            folder, depth = frontier.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith(".") or entry.name in SKIPPED:
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                is_dir = entry.is_dir(follow_symlinks=False)
+                found[entry.path] = (is_dir, None if is_dir else (st.st_size, st.st_mtime_ns))
+                if is_dir and depth + 1 < WATCH_DEPTH:
+                    frontier.append((Path(entry.path), depth + 1))
+        if len(found) <= WATCH_MAX:
+            seen.update(found)
+    return seen
+
+
+def outside_changes(before: dict, after: dict) -> list[str]:
+    """What changed between two snapshots (a notebook saving itself is not a change): '削除 path' and the like."""
+    found = [f"削除: {p}" for p in before if p not in after]
+    found += [f"作成: {p}" for p in after if p not in before]
+    found += [
+        f"変更: {p}"
+        for p, v in after.items()
+        if p in before and before[p] != v and not p.endswith(".ipynb") and not v[0]
+    ]
+    return sorted(found)
+
+
+def outside(verdict, before: dict) -> None:
+    """✗ when the learner's code deleted or wrote files the check watches (the harness never deletes what it did not
+    create, and a judge never blesses code that does)."""
+    from .. import texts
+
+    changed = outside_changes(before, snapshot(watched_folders()))
+    deleted = [c for c in changed if c.startswith("削除")]
+    written = [c for c in changed if not c.startswith("削除")]
+    if deleted:  # nothing but the learner's code deletes there while a check runs
+        verdict.fail(texts.JUDGE_OUTSIDE_DELETED.format(count=len(deleted), first="、".join(deleted[:3])))
+    if written:  # an editor saving a file is a write too: said, never held against the answer
+        verdict.notes.append(
+            texts.JUDGE_OUTSIDE_WRITTEN.format(count=len(written), first="、".join(written[:3]))
+        )
+
+
 def become_subreaper() -> bool:
     """Orphaned descendants of this process come back to it (Linux); False where that is not possible."""
     try:
@@ -95,6 +165,33 @@ def end_leftovers(root: int | None = None) -> int:
     return len(ended)
 
 
+def end_session(sid: int) -> int:
+    """SIGKILL every process of the session sid (a check's runner and whatever its children became, even orphaned
+    after the runner was killed) until none is left; how many there were."""
+    ended: set[int] = set()
+    for _ in range(100):
+        alive = []
+        for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+            try:
+                with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2 :].split()
+            if name.isdigit() and len(fields) > 3 and fields[0] not in ("Z", "X") and int(fields[3]) == sid:
+                alive.append(int(name))
+        if not alive:
+            break
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        ended.update(alive)
+        time.sleep(0.01)
+    return len(ended)
+
+
 def kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -108,9 +205,12 @@ def kill_group(pid: int) -> None:
 class Finished:
     """One jailed run: return code (-9 when killed), its output as text (cut), and what had to be ended."""
 
-    def __init__(self, argv, returncode, stdout, stderr, timed_out, cut, output_bytes, leftovers) -> None:
+    def __init__(
+        self, argv, returncode, stdout, stderr, timed_out, cut, output_bytes, leftovers, ended=None
+    ) -> None:
         self.args, self.returncode, self.stdout, self.stderr = argv, returncode, stdout, stderr
         self.timed_out, self.cut, self.output_bytes, self.leftovers = timed_out, cut, output_bytes, leftovers
+        self.ended_check = ended  # the signal that ended the check's own wrapper (sent by the learner's code)
 
 
 def _read_cut(path: Path, max_chars: int | None) -> tuple[str, int]:
@@ -158,25 +258,39 @@ def run_jailed(
                 cwd=cwd,
                 start_new_session=True,
             )
+        stuck = False
         try:
             wrapper.wait(
                 timeout=timeout + 30
             )  # the wrapper keeps the time limit; this only stops a stuck one
         except subprocess.TimeoutExpired:
-            pass
+            stuck = True
         finally:
             kill_group(wrapper.pid)  # the wrapper's own session: whatever is left in it
             wrapper.wait()
+            try:  # the script's session, even when the script killed the wrapper and was orphaned
+                end_session(int((Path(tmp) / "child.pid").read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                pass
         try:
             facts = json.loads(result.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            facts = {"returncode": wrapper.returncode, "timed_out": True, "leftovers": 0}
+            ended = signal.SIGSTOP if stuck else -wrapper.returncode if wrapper.returncode < 0 else None
+            facts = {"returncode": wrapper.returncode, "timed_out": not ended, "leftovers": 0, "ended": ended}
         stdout, n_out = _read_cut(out, max_chars)
         stderr, n_err = _read_cut(err, max_chars)
     total = n_out + n_err
     cut = max_chars is not None and (len(stdout.encode()) < n_out or len(stderr.encode()) < n_err)
     return Finished(
-        argv, facts["returncode"], stdout, stderr, facts["timed_out"], cut, total, facts["leftovers"]
+        argv,
+        facts["returncode"],
+        stdout,
+        stderr,
+        facts["timed_out"],
+        cut,
+        total,
+        facts["leftovers"],
+        signal.Signals(facts["ended"]).name if facts.get("ended") else None,
     )
 
 
@@ -185,6 +299,7 @@ def _main(args: list[str]) -> int:
     limit, result, argv = float(args[0]), Path(args[1]), args[3:]
     become_subreaper()
     child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True)
+    result.with_name("child.pid").write_text(str(child.pid), encoding="utf-8")
     timed_out = False
     try:
         returncode = child.wait(timeout=limit)

@@ -6,6 +6,7 @@ notebook's own variable (diagnosis, run_tool_uses_fixed), so a deleted answer ce
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from .. import texts
@@ -70,14 +71,21 @@ DIAGNOSIS_KEYS = {
 }
 
 
-def check_level2_diagnosis(diagnosis: object = FROM_NOTEBOOK, *, show_answers: bool = False) -> Verdict:
-    """(a)(b) the structured diagnosis of run_tool_uses_prod, compared with what it really does when it crashes.
+def check_level2_diagnosis(
+    diagnosis: object = FROM_NOTEBOOK, *, explanation: object = FROM_NOTEBOOK, show_answers: bool = False
+) -> Verdict:
+    """(a)(b) the structured diagnosis of run_tool_uses_prod, compared with what it really does when it crashes, and
+    the free-text explanation read for the consequence it states (完了基準「帰結の説明」).
 
-    Called without arguments, it reads `diagnosis` from the notebook. show_answers=True also prints the answers.
+    Called without arguments, it reads `diagnosis` and `explanation` from the notebook. show_answers=True also
+    prints the answers.
     """
     diagnosis = from_notebook(diagnosis, "diagnosis")
+    explanation = from_notebook(explanation, "explanation")
     try:
-        return _diagnosis(diagnosis, show_answers)
+        verdict = _diagnosis(diagnosis, show_answers)
+        read_explanation(verdict, explanation)
+        return verdict
     except Exception as err:  # noqa: BLE001
         return internal_error(DIAGNOSIS_TITLE, err)
 
@@ -159,6 +167,68 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
         "台帳ヒットのとき reconcile はツールを実行するか",
     )
     return verdict
+
+
+# What a sentence says happens on --resume. HIT: the placeholder is hit and the tool never runs (what the disk shows);
+# MISS: a ledger miss, a re-run, a duplicate. A MISS word that is negated right after it (Japanese) or before it
+# (English) says HIT, and the other way round. Sentences about the fixed order are not read.
+HIT_WORDS = re.compile(
+    r"ヒット|\bhits?\b|完了扱い|実行済み|済み扱い|再利用|reuse\w*|treated\s+as\s+(?:done|complete)",
+    re.IGNORECASE,
+)
+HIT_ALWAYS = re.compile(  # these carry their own negation: never flipped
+    r"一度も|走っていない|実行されていない|never\s+(?:ran|run|runs|executed|written)|skipp\w*|飛ばされ",
+    re.IGNORECASE,
+)
+MISS_WORDS = re.compile(
+    r"ミス|\bmiss(?:es|ed)?\b|再実行|実行し直|もう一度|もう[1１]回|再び|re-?runs?|re-?execut\w*|二重|[2２二]\s*回|"
+    r"\btwice\b|duplicat\w*|重複|\bagain\b",
+    re.IGNORECASE,
+)
+JA_CLAUSE_END = re.compile(r"[。、，,.!?！？\n→]|ので|から|けど|けれど|ため|のに")
+JA_NOT = re.compile(r"ない|なく|なし|なら(?:ず|ない)|せず|れず|ません|では|じゃ")
+EN_NOT = re.compile(r"\b(?:not|never|no|nothing|without)\b|n't", re.IGNORECASE)
+ABOUT_FIX = re.compile(
+    r"修正|正しい順序|直した|直す|レッスンの順序|\bfix|correct\s+order|lesson'?s\s+order", re.IGNORECASE
+)
+TEMPLATE = re.compile(r"^[（(]?(?:なぜ|ここに書く)")
+WORDS = re.compile(f"{HIT_ALWAYS.pattern}|{HIT_WORDS.pattern}|{MISS_WORDS.pattern}", re.IGNORECASE)
+
+
+def consequence(text: str) -> tuple[str | None, str | None]:
+    """(a HIT phrase, a MISS phrase) the text states about the crashed prod run's --resume."""
+    hit = miss = None
+    for sentence in re.split(r"(?<=[。.!?！？\n])", text):
+        if ABOUT_FIX.search(sentence):
+            continue
+        for found in WORDS.finditer(sentence):
+            word = found.group(0)
+            after = JA_CLAUSE_END.split(sentence[found.end() :], maxsplit=1)[0]
+            before = re.split(r"[,;:、。]", sentence[max(0, found.start() - 30) : found.start()])[-1]
+            negated = not HIT_ALWAYS.fullmatch(word) and bool(JA_NOT.search(after) or EN_NOT.search(before))
+            says_hit = bool(HIT_ALWAYS.fullmatch(word) or HIT_WORDS.fullmatch(word)) != negated
+            start = max((m.end() for m in re.finditer(r"[、。,.;:\n]", sentence[: found.start()])), default=0)
+            end = re.search(r"[、。,.;:\n]|$", sentence[found.end() :]).start() + found.end()
+            phrase = sentence[start:end].strip()[:60]
+            if says_hit:
+                hit = hit or phrase
+            else:
+                miss = miss or phrase
+    return hit, miss
+
+
+def read_explanation(verdict: Verdict, explanation: object) -> None:
+    """完了基準「帰結の説明」: the structured answers say it; the text, where one is written, must not say the opposite
+    (✗) or both (asked, never accepted). An empty or template text leaves it to the structured answers."""
+    if not isinstance(explanation, str) or not explanation.strip() or TEMPLATE.match(explanation.strip()):
+        return
+    hit, miss = consequence(explanation)
+    if miss and hit:
+        verdict.unanswered(
+            texts.JUDGE_EXPLANATION_WHAT, texts.JUDGE_EXPLANATION_BOTH.format(hit=hit, miss=miss)
+        )
+    elif miss:
+        verdict.fail(texts.JUDGE_EXPLANATION_WRONG.format(said=miss))
 
 
 def check_level2_fix(

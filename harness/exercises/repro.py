@@ -23,7 +23,7 @@ from ..transcript import untrusted
 from ..vocab import EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE
 from . import Verdict, internal_error, no_paths, scratch_dir
 from .answers import blank, show
-from .jail import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, run_jailed
+from .jail import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, outside, run_jailed, snapshot, watched_folders
 
 TITLE = "レベル2 (d) 再現スクリプト"
 CALLS = ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
@@ -34,6 +34,11 @@ UNKNOWN_LINE = f"[resume][reconcile] tool_use_id=toolu_03 name=write_report {REC
 SOLUTION = "解答例は solutions/level2_repro.py です"
 WORK = "work"  # the work folder show_repro gives the script (the check gives each run a name of its own)
 HARNESS_FILES = (".harness-workdir", "checkpoint.json", EFFECTS_FILE, TOOL_LOG_FILE)
+CALLS_ENV, CALLS_LOG = (
+    "HARNESS_REPRO_CALLS",
+    ".check-tool-calls",
+)  # where the probe notes each tool as it starts
+TOOL_IDS = {c.split()[0]: c.split()[1] for c in CALLS}
 
 
 def work_name(order: str, n: str | None) -> str:
@@ -48,9 +53,10 @@ def run_script(script: Path, folder: Path, order: str, n: str | None, time_limit
     folder.mkdir(parents=True, exist_ok=True)
     copy = folder / script.name
     shutil.copyfile(script, copy)
+    env = {CALLS_ENV: str((folder / CALLS_LOG).resolve())}
     proc = run_jailed(
-        [sys.executable, copy.name, order, work],
-        env={"REPRO_CRASH": n},  # None: not set in the script's run, even when this process has it
+        [sys.executable, "-m", "harness.exercises.repro", copy.name, order, work],
+        env={**env, "REPRO_CRASH": n},  # None: not set in the script's run, even when this process has it
         cwd=copy.parent,
         timeout=time_limit,
         max_chars=OUTPUT_LIMIT,
@@ -148,6 +154,55 @@ def _runs(workdir: Path) -> list[str]:
     return (read_text(workdir / TOOL_LOG_FILE) or "").splitlines()
 
 
+def _calls(folder: Path) -> list[tuple[str, list[str]]]:
+    """Every tool the script really started, however it reached it (execute_tool, run.tool_impls, TOOL_IMPLS), with
+    the ledger's ids at that moment: what the probe noted."""
+    found = []
+    for line in (read_text(folder / CALLS_LOG) or "").splitlines():
+        try:
+            name, keys = json.loads(line)
+        except (ValueError, TypeError):
+            continue
+        found.append((str(name), [str(k) for k in keys] if isinstance(keys, list) else []))
+    return found
+
+
+def _probe(args: list[str]) -> None:
+    """`python -m harness.exercises.repro SCRIPT ARGS...`: the script run as `python SCRIPT ARGS...` would run it,
+    with every tool of the harness noting, as it starts, its name and the ledger's ids (so the check sees a tool run
+    even when the script bypasses execute_tool, and whether its record was already there)."""
+    import os
+    import runpy
+
+    import harness
+
+    from .. import run as run_module
+    from .. import tools as tools_module
+
+    log = os.environ.pop(CALLS_ENV, None)
+
+    def noted(name, impl):
+        def tool(workdir, input):
+            try:
+                keys = sorted(json.loads((Path(workdir) / EFFECTS_FILE).read_text(encoding="utf-8")))
+            except (OSError, ValueError, TypeError):
+                keys = []
+            try:
+                with open(log or os.devnull, "a", encoding="utf-8") as f:
+                    f.write(json.dumps([name, keys]) + "\n")
+            except OSError:
+                pass  # the probe never changes what the script does
+            return impl(workdir, input)
+
+        return tool
+
+    impls = {name: noted(name, impl) for name, impl in tools_module.TOOL_IMPLS.items()}
+    run_module.TOOL_IMPLS = tools_module.TOOL_IMPLS = harness.TOOL_IMPLS = impls
+    sys.argv = list(args)
+    sys.path[0] = str(Path(args[0]).resolve().parent)
+    runpy.run_path(args[0], run_name="__main__")
+
+
 def check_repro(
     script: object, time_limit: float = SCRIPT_TIME_LIMIT_S, show_answers: bool = False
 ) -> Verdict:
@@ -175,8 +230,10 @@ def check_repro(
         )
         return verdict
     try:
+        before = snapshot(watched_folders())
         with scratch_dir() as tmp:
             _check(verdict, path, Path(tmp), time_limit)
+        outside(verdict, before)
     except Exception as err:  # noqa: BLE001 (never a traceback)
         return internal_error(TITLE, err)
     if show_answers and verdict.problems:
@@ -226,6 +283,10 @@ def _check(verdict: Verdict, script: Path, tmp: Path, time_limit: float) -> None
                 verdict.skip(rest.split(":")[0])
             return
         verdict.ok(labels[i])
+        entry = _ledger(work).get(f"toolu_0{n}") if order == "wrong" and n else None
+        placeholder = _result(entry) if isinstance(entry, dict) else None
+        if placeholder is not None and not any("💡 誤った順序のプレースホルダ" in x for x in verdict.notes):
+            verdict.notes.append(texts.JUDGE_PLACEHOLDER_NOTE.format(value=show(placeholder, 40)))
     for i, order in enumerate(("wrong", "fixed"), start=6):
         problem = _judge_resume(order, folders[(order, "3")])
         if problem:
@@ -245,6 +306,8 @@ def _cut_note(verdict: Verdict, proc) -> None:
 
 def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -> str | None:
     what = f"REPRO_CRASH={n} で {order}" if n else f"REPRO_CRASH なしで {order}"
+    if proc.ended_check:
+        return f"{what}: " + texts.JUDGE_SCRIPT_ENDED_CHECK.format(signal=proc.ended_check)
     if proc.timed_out:
         return f"{what}: {time_limit:g} 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました"
     if todo_left(proc):
@@ -256,7 +319,8 @@ def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -
     error = script_error(proc)
     if error and proc.returncode not in (0, 137, -9):
         return f"{what}: スクリプトがエラーで終わりました（終了コード {proc.returncode}、最後の行: {error}）"
-    runs = _runs(work)
+    calls = _calls(work.parent)
+    runs = [f"{name} {TOOL_IDS.get(name, '?')}" for name, _ in calls] or _runs(work)
     ledger = _ledger(work)
     if isinstance(ledger, str):
         return f"{what}: {ledger}"
@@ -266,7 +330,7 @@ def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -
             f"{what}: effects.json を作業フォルダ（2つ目の引数）ではなく、スクリプトを実行したフォルダに書いています。"
             "台帳は run.effects_path（作業フォルダの中）に書きます"
         )
-    if not work.exists() or not (runs or ledger or (work / "checkpoint.json").exists()):
+    if not work.exists() or not (_runs(work) or ledger or (work / "checkpoint.json").exists()):
         if other:
             return (
                 f"{what}: チェックは作業フォルダとして {work.name!r} を渡しましたが、スクリプトは {', '.join(other)} に"
@@ -293,7 +357,7 @@ def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -
             return f"{what}: 台帳に3つの呼び出しの記録がそろっていません（{sorted(ledger)}）"
         if order == "fixed" and any(ledger[c.split()[1]].get("result") is None for c in CALLS):
             return f"{what}: 修正した順序なのに、台帳の result が None（プレースホルダ）のままです"
-        return None
+        return _recorded_when_started(what, order, calls)
     if proc.returncode not in (137, -9):
         if proc.returncode == 0 and "[kill]" in proc.stdout:
             return (
@@ -311,7 +375,55 @@ def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -
                 "投げ、main がそれを捕まえて 137 で終了します"
             )
         return f"{what}: 終了コード {proc.returncode} で終わりました（最後の行: {last_line(proc)}）。疑似クラッシュは 137 です"
-    return _where_it_crashed(what, order, int(n), runs, ledger)
+    return (
+        _where_it_crashed(what, order, int(n), runs, ledger)
+        or _recorded_when_started(what, order, calls)
+        or _claims_problem(what, proc.stdout, f"toolu_0{n}", f"toolu_0{n}" in ledger)
+    )
+
+
+def _recorded_when_started(what: str, order: str, calls: list) -> str | None:
+    """The order itself, seen at every tool start (not only at the crash): the wrong order has the call's record
+    already (written before the tool ran), the fixed one never does."""
+    for name, keys in calls:
+        tid = TOOL_IDS.get(name)
+        if order == "wrong" and tid not in keys:
+            return texts.JUDGE_WRONG_NOT_EVERY_TIME.format(what=what, name=name, tid=tid)
+        if order == "fixed" and tid in keys:
+            return texts.JUDGE_FIXED_RECORDED_FIRST.format(what=what, name=name, tid=tid)
+    return None
+
+
+PRESENT = re.compile(
+    r"(あり|ある|あった|存在する|書かれて|残って|残る|found|present|exists?|recorded|yes|true)", re.IGNORECASE
+)
+ABSENT = re.compile(
+    r"(\bnot\s+(?:been\s+)?(?:found|present|exists?|recorded|there|written)|ありません|なし|ない|無い|\bnot\b|absent|"
+    r"missing|\bno\b|false)",
+    re.IGNORECASE,
+)
+ABOUT_RECORD = re.compile(r"(台帳|記録|レコード|effects|ledger|record|entry|toolu_0\d)", re.IGNORECASE)
+
+
+def _claims_problem(what: str, output: str, tid: str, truth: bool) -> str | None:
+    """A line where the script says whether the record is there, against effects.json at the crash. A line that
+    could be read both ways is not held against it."""
+    for line in output.splitlines():
+        if (
+            not ABOUT_RECORD.search(line) or "[kill]" in line or "{" in line or len(line) > 100
+        ):  # data, not a claim
+            continue
+        absent, present = bool(ABSENT.search(line)), bool(PRESENT.search(ABSENT.sub(" ", line)))
+        if absent == present:
+            continue
+        if present != truth:
+            return texts.JUDGE_FALSE_CLAIM.format(
+                what=what,
+                line=line.strip()[:120],
+                tid=tid,
+                truth=texts.JUDGE_CLAIM_PRESENT if truth else texts.JUDGE_CLAIM_ABSENT,
+            )
+    return None
 
 
 def _where_it_crashed(what: str, order: str, n: int, runs: list[str], ledger: dict) -> str | None:
@@ -345,14 +457,12 @@ def _where_it_crashed(what: str, order: str, n: int, runs: list[str], ledger: di
                     f"{what}: 誤った順序なのに、クラッシュ時の台帳に {tid} がありません。誤った順序は run_tool_uses_prod と"
                     "同じく、ツールを実行する前に台帳へ書きます"
                 )
-            entry = ledger[tid]
-            if not isinstance(entry, dict) or entry.get("result") is not None:
+            if not isinstance(ledger[tid], dict):
                 return (
-                    f"{what}: 誤った順序の台帳の {tid} の result が {show(_result(entry), 80)} でした。"
-                    "run_tool_uses_prod と同じく "
-                    "result=None（プレースホルダ）を書きます"
+                    f"{what}: 誤った順序の台帳の {tid} が {show(ledger[tid], 80)} でした。run_tool_uses_prod と同じく "
+                    "{'name': ..., 'result': None, 'at': ...} のレコードを書きます"
                 )
-            return None
+            return None  # written before the tool ran: whatever its result, a placeholder (a note says so)
     else:
         early = [t for t in recorded if t not in ran]
         if early:
@@ -481,3 +591,7 @@ def _show(script: Path, workdir: Path, time_limit: float) -> None:
         elif UNKNOWN_LINE in lines:
             print("→ 台帳に記録がないので推測せず、is_error で「不明」と正直に返しました")
         print()
+
+
+if __name__ == "__main__":
+    _probe(sys.argv[1:])

@@ -307,18 +307,50 @@ def run_child(fn, s: dict, workdir: Path, resume: bool, out: Path, time_limit: f
             os.setpgid(0, 0)
             # the limit is on CPU time, so a busy machine never makes a right answer look endless
             cpu = math.ceil(time_limit)
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            hard = cpu + 1 + (math.ceil(fn.load_limit) + cpu + 1 if isinstance(fn, Cell) else 0)
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
             fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             os.dup2(fd, 1)
             os.dup2(fd, 2)
             os.chdir(workdir.parent)
-            facts = step(fn, s, workdir, resume)
-            report.write_text(json.dumps(facts, ensure_ascii=False, default=repr), encoding="utf-8")
+            dumps, write, fd_open = (
+                json.dumps,
+                os.write,
+                os.open,
+            )  # the report's way out, taken before the cell runs
+            facts: dict = {}
+            if isinstance(fn, Cell):
+                before, changed = (
+                    fingerprint(),
+                    tampered,
+                )  # bound before the cell can rebind the module's names
+                resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(fn.load_limit), hard))
+                try:
+                    fn = load(fn.source, fn.name)
+                except BaseException as err:  # noqa: BLE001
+                    facts["load_error"] = learner_error(err, SOURCE_NAME)
+                out.with_suffix(".loaded").write_text("", encoding="utf-8")
+                used = resource.getrusage(resource.RUSAGE_SELF)
+                cpu = min(math.ceil(used.ru_utime + used.ru_stime + time_limit), hard - 1)
+                resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
+                if fn is None and not facts:
+                    facts["no_function"] = True
+                if not facts:
+                    facts = step(fn, s, workdir, resume)
+                facts["tampered"] = changed(before)
+            else:
+                facts = step(fn, s, workdir, resume)
+            data = dumps(facts, ensure_ascii=False, default=repr).encode("utf-8")
+            fd = fd_open(str(report), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            while data:
+                data = data[write(fd, data) :]
         except BaseException:  # noqa: BLE001
+            traceback.print_exc(limit=3)
             code = 70
         finally:
             os._exit(code)
-    deadline = time.monotonic() + time_limit * 6 + 10  # a function that sleeps forever uses no CPU
+    loading = fn.load_limit * 2 if isinstance(fn, Cell) else 0
+    deadline = time.monotonic() + time_limit * 6 + 10 + loading  # a function that sleeps forever uses no CPU
     status = None
     while status is None:
         done, st = os.waitpid(pid, os.WNOHANG)
@@ -343,6 +375,8 @@ def run_child(fn, s: dict, workdir: Path, resume: bool, out: Path, time_limit: f
     facts["timed_out"] = status == "timeout" or (
         status != "timeout" and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU
     )
+    if isinstance(fn, Cell) and not out.with_suffix(".loaded").exists() and facts["timed_out"]:
+        facts["load_timeout"] = fn.load_limit  # the answer cell itself never finished
     facts["killed"] = killed
     facts["leftovers"] = leftovers
     if not facts["timed_out"] and not killed and not report.exists():
@@ -430,6 +464,42 @@ def load(source: str, name: str | None):
     return (named or defined or [None])[-1]
 
 
+class Cell:
+    """The learner's answer cell, executed only inside a child (never in this runner, which must stay trustworthy:
+    it ran the lesson's reference before any of the learner's code existed, and it reads the disk after each child)."""
+
+    def __init__(self, source: str, name: str | None, load_limit: float) -> None:
+        self.source, self.name, self.load_limit = source, name, load_limit
+
+
+# What the check itself relies on inside a child, fingerprinted before the learner's cell runs: every function,
+# class (with its methods) and module bound in the harness package, in the modules the runner uses, and builtins.
+WATCHED = ("harness", "builtins", "json", "os", "posix", "signal", "pathlib", "sys", "resource", "traceback")
+
+
+def fingerprint() -> dict:
+    seen: dict = {}
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] not in WATCHED or module is None:
+            continue
+        seen[name] = id(module)
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, type) and name.startswith("harness"):
+                for method, fn in list(vars(value).items()):
+                    code = getattr(fn, "__code__", None)
+                    if code is not None:
+                        seen[f"{name}.{attr}.{method}"] = (id(fn), id(code))
+            if callable(value) or isinstance(value, type(sys)):
+                seen[f"{name}.{attr}"] = (id(value), id(getattr(value, "__code__", None)))
+    return seen
+
+
+def tampered(before: dict) -> list[str]:
+    """What the learner's code changed of what the check relies on (a name whose object or code is not the same)."""
+    now = fingerprint()
+    return sorted(k for k, v in before.items() if now.get(k) != v)[:5]
+
+
 def main(spec_path: str, result_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
     os.environ["HARNESS_FIX_RUNNER"] = (
@@ -438,33 +508,25 @@ def main(spec_path: str, result_path: str) -> int:
     become_subreaper()
     os.fsync = lambda fd: None  # nothing here has to survive a power cut
     patch_harness()
-    result: dict = {}
-
-    def too_long(signum, frame):
-        raise TimeoutError(f"答えのセルが {limit} 秒以内に終わりませんでした")
-
-    limit = int(spec["time_limit"] * 4) + 5
-    signal.signal(signal.SIGALRM, too_long)
-    signal.alarm(limit)
-    try:
-        fn = load(spec["source"], spec.get("name"))
-    except BaseException as err:  # noqa: BLE001
-        result["load_error"] = learner_error(err, SOURCE_NAME)
-        fn = None
-    finally:
-        signal.alarm(0)
-    if fn is not None:
-        base = Path(spec["base"])
-        table = situations(spec.get("other_fs"))
-        result["situations"] = []
-        for s in table:
-            learner = run_situation(fn, s, base, "learner", spec["time_limit"])
-            lesson = run_situation(lesson_run_tool_uses, s, base, "lesson", 60)
-            result["situations"].append({**s, "learner": learner, "lesson": lesson})
-            if any(step["timed_out"] for step in learner):
-                break  # an endless loop: the rest would only add waiting
-    elif "load_error" not in result:
-        result["no_function"] = True
+    base = Path(spec["base"])
+    table = situations(spec.get("other_fs"))
+    # the reference first: every run of the lesson's function ends before a line of the learner's cell exists
+    lesson = {s["key"]: run_situation(lesson_run_tool_uses, s, base, "lesson", 60) for s in table}
+    cell = Cell(spec["source"], spec.get("name"), int(spec["time_limit"] * 4) + 5)
+    result: dict = {"situations": []}
+    for s in table:
+        learner = run_situation(cell, s, base, "learner", spec["time_limit"])
+        first = learner[0]
+        for stop in ("load_error", "load_timeout", "no_function"):
+            if first.get(stop):
+                result = {stop: first[stop], "output": first.get("output", "")}
+                break
+        else:
+            result["situations"].append({**s, "learner": learner, "lesson": lesson[s["key"]]})
+            if any(step["timed_out"] or step.get("tampered") for step in learner):
+                break  # an endless loop, a changed check: the rest would only add waiting
+            continue
+        break
     Path(result_path).write_text(json.dumps(result, ensure_ascii=False, default=repr), encoding="utf-8")
     return 0
 
