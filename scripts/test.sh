@@ -15,4 +15,6 @@ elif [ -n "${REQUIRE_TEXTLINT:-}" ]; then
 else
   echo "textlint (the Japanese prose check) skipped: Node.js and npm are not installed." >&2
 fi
-exec .venv/bin/python -m pytest "$@"
+# One pytest worker per core; conftest.py keeps a notebook's cells, and the tests sharing a module-wide fixture, in
+# one worker. The 20 slowest tests are listed at the end. `bash scripts/test.sh -n 0` runs everything in one process.
+exec .venv/bin/python -m pytest -n auto --dist loadgroup --durations=20 "$@"

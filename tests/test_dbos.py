@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import cli_in_process
 from harness import TOOL_SCHEMAS, Run, ScriptedModel, run_agent
 from harness.vocab import FIXED_TIME_MS
 
@@ -273,12 +274,14 @@ def test_the_lesson_command_line_imports_neither_dbos_nor_sqlalchemy(tmp_path):
     ],
 )
 def test_bad_settings_are_refused_in_japanese_without_a_traceback(tmp_path, args, env, code, message):
+    """In this process for every case (refused before any workflow starts); the same refusal from a real process is
+    test_a_refusal_from_a_real_process_is_the_same_as_in_process."""
     work = tmp_path / "w"
     work.mkdir()
-    proc = harness(work, *args, env=env)
-    assert proc.returncode == code
-    assert message in proc.stderr and "Traceback" not in proc.stderr
-    assert "secret" not in proc.stderr
+    got, _, err = cli_in_process("--engine", "dbos", "--workdir", str(work), *args, env=env)
+    assert got == code
+    assert message in err and "Traceback" not in err
+    assert "secret" not in err
     assert not (work / "dbos.sqlite").exists()
 
 
@@ -296,9 +299,11 @@ def test_a_database_url_inside_the_work_folder_is_refused_before_anything_is_wri
         base = tmp_path / "link"
         base.symlink_to(work)
     before = sorted(p.name for p in work.rglob("*"))
-    proc = harness(work, "--database-url", f"sqlite:///{base / name}")
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert "作業フォルダ" in proc.stderr and "の中のファイルです" in proc.stderr, proc.stderr
+    code, _, err = cli_in_process(
+        "--engine", "dbos", "--workdir", str(work), "--database-url", f"sqlite:///{base / name}"
+    )
+    assert code == 1 and "Traceback" not in err, err
+    assert "作業フォルダ" in err and "の中のファイルです" in err, err
     assert sorted(p.name for p in work.rglob("*")) == before
 
 
@@ -1121,12 +1126,35 @@ def test_an_unreachable_server_is_named_without_its_password(tmp_path, url):
 )
 def test_a_database_url_the_engine_cannot_use_is_refused_up_front_with_the_reason(tmp_path, url, reason):
     work = tmp_path / "w"
-    proc = harness(work, "--database-url", url, timeout=60)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr and proc.stdout == ""
-    lines = proc.stderr.splitlines()
+    code, out, err = cli_in_process("--engine", "dbos", "--workdir", str(work), "--database-url", url)
+    assert code == 1 and "Traceback" not in err and out == ""
+    lines = err.splitlines()
     assert len(lines) == 2 and lines[0].startswith("エラー: データベースの URL ") and reason in lines[0]
-    assert SECRET not in proc.stderr
+    assert SECRET not in err
     assert not work.exists() or not (work / "dbos.sqlite").exists()
+
+
+@pytest.mark.parametrize(
+    "args, env",
+    [
+        (["--database-url", f"postgresql://user:{SECRET}@host:abc/db"], {}),  # a URL the engine cannot use
+        (["--database-url", "sqlite:///{work}/q.db"], {}),  # a database inside the work folder
+        (["--resume"], {}),  # nothing to resume
+        ([], {"HARNESS_TASK_ID": "a b"}),  # a bad setting
+    ],
+)
+def test_a_refusal_from_a_real_process_is_the_same_as_in_process(tmp_path, args, env):
+    """The refusals above are checked in this process (each real process would import DBOS, about a second of CPU);
+    one of each kind through the real command line says the same, exit code and stderr, and writes nothing."""
+    work = tmp_path / "w"
+    work.mkdir()
+    args = [a.format(work=work) for a in args]
+    proc = harness(work, *args, env=env)
+    assert proc.returncode == 1 and proc.stdout == "" and proc.stderr.startswith("エラー: "), proc.stderr
+    assert (proc.returncode, proc.stdout, proc.stderr) == cli_in_process(
+        "--engine", "dbos", "--workdir", str(work), *args, env=env
+    )
+    assert SECRET not in proc.stderr and list(work.iterdir()) == []
 
 
 @pytest.mark.parametrize(

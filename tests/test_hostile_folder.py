@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from hostile import assert_quiet, assert_refused, cli, crashed, log_lines, snapshot
 
+from harness.vocab import DB_FILES, SUMMARY_FILE
+
 SECRET = "- 秘密: 口座番号 0000-1234\n"
 PRECIOUS = b"precious: not the harness's to touch\n"
 DONE_OK = "[done] report.txt にレポートを書き出しました。タスク完了。"
@@ -471,3 +473,18 @@ def test_a_tool_log_that_cannot_be_written_means_the_tool_never_runs(workdir):
     resumed = cli(workdir, "--resume")  # point A of turn 3 is on disk: reconcile cannot know, and says so
     assert resumed.returncode == 0 and "判断不能、is_error を追加" in resumed.stdout
     assert log_lines(workdir) == [] and not (workdir / "report.txt").exists()
+
+
+@pytest.mark.parametrize("name", [SUMMARY_FILE, *DB_FILES])
+def test_a_lesson_run_will_not_adopt_a_folder_holding_a_file_another_scenario_would_clean(workdir, name):
+    """Once the marker is written, a later --parallel or --engine dbos fresh run may clean these names: so a folder
+    that already holds one (the user's own) is refused before any marker is written."""
+    (workdir / name).write_text("the user's own file\n", encoding="utf-8")
+    proc = cli(workdir)
+    assert (
+        proc.returncode == 1
+        and name in proc.stderr
+        and "自分で作っていないファイルは消しません" in proc.stderr
+    )
+    assert (workdir / name).read_text(encoding="utf-8") == "the user's own file\n"
+    assert not (workdir / ".harness-workdir").exists()

@@ -59,8 +59,16 @@ def test_a_second_run_on_a_folder_in_use_is_refused(workdir, second):
     assert log_lines(workdir) == ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
 
 
-@pytest.mark.parametrize("holder", SCENARIOS, ids=lambda a: " ".join(a) or "lesson")
-@pytest.mark.parametrize("second", SCENARIOS, ids=lambda a: " ".join(a) or "lesson")
+# Each mode holds the folder once and is refused once, always by another mode (the lesson's against itself is above):
+# every mode takes the lock and every mode respects it.
+ROTATION = list(zip(SCENARIOS, SCENARIOS[1:] + SCENARIOS[:1]))
+
+
+@pytest.mark.parametrize(
+    "holder, second",
+    ROTATION,
+    ids=[f"{' '.join(h) or 'lesson'} holds, {' '.join(s) or 'lesson'} refused" for h, s in ROTATION],
+)
 def test_every_mode_takes_the_folder_and_respects_it(workdir, holder, second):
     """README: one writer per work folder, in every mode (--parallel, --idempotent, both), fresh or --resume."""
     first = holding_run(workdir, *holder)

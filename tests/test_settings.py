@@ -1,7 +1,8 @@
 """Every setting from the environment is read exactly as documented, or refused with its name and what it accepts.
 
 Nothing is silently ignored: a switch spelt `true`, a misspelt HARNESS_ name, an engine setting without the engine,
-an events file aimed at the task's own files. A refusal happens before anything is written.
+an events file aimed at the task's own files, a number with 400 digits. A refusal happens before anything is
+written, and shows a control character in a value escaped.
 """
 
 from __future__ import annotations
@@ -283,3 +284,36 @@ def test_the_unknown_setting_message_lists_each_known_name_once(workdir):
     listed = [name for name in settings.KNOWN if name in err]
     assert listed == list(settings.KNOWN)
     assert all(err.count(name) == 1 for name in settings.KNOWN if name != "HARNESS_DEBUG"), err
+
+
+@pytest.mark.parametrize(
+    "variable, value",
+    [("CRASH_AFTER", "\x1b[31mred"), ("CRASH_MODE", "\x1b]0;title\x07"), ("HARNESS_SLOW_MS", "\u202e9")],
+)
+def test_control_characters_in_settings_never_reach_the_terminal_raw(workdir, variable, value):
+    proc = run_cli(workdir, env={variable: value})
+    assert proc.returncode == 1
+    assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr and "\u202e" not in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["checkpoint.json", "effects.json", "tool-runs.log"])
+def test_an_events_file_aimed_at_a_state_file_is_refused(workdir, name):
+    proc = run_cli(workdir, env={"HARNESS_EVENTS_FILE": str(workdir / name)})
+    assert proc.returncode == 1 and "HARNESS_EVENTS_FILE" in proc.stderr
+    assert not (workdir / "checkpoint.json").exists()
+
+
+@pytest.mark.parametrize(
+    "variable, value",
+    [
+        ("HARNESS_SLOW_MS", "9" * 400),
+        ("HARNESS_FIXED_TIME_MS", "1" * 5000),
+        ("HARNESS_API_DEADLINE_S", "1e300"),
+    ],
+)
+def test_absurd_numbers_in_settings_are_refused_up_front(workdir, variable, value):
+    args = ("--real",) if variable == "HARNESS_API_DEADLINE_S" else ()
+    proc = run_cli(workdir, *args, env={variable: value, "ANTHROPIC_API_KEY": "fake"})
+    assert proc.returncode == 1 and variable in proc.stderr and "Traceback" not in proc.stderr
+    assert not (workdir / "tool-runs.log").exists()  # refused before any tool ran

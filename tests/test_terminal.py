@@ -1,10 +1,12 @@
 """Hostile terminals, through the real command line: ASCII and Latin-1 output, --help, a reader that goes away
-(`| head -1`), a full disk behind stdout, an events file that cannot be written, Ctrl-C. The task always finishes or
-stops resumably, with no traceback and no "Exception ignored"."""
+(`| head -1`), a closed stdout, a full disk behind stdout, an events file that cannot be written or is a FIFO, a work
+folder whose name holds an escape sequence, Ctrl-C. The task always finishes or stops resumably, with no traceback and
+no "Exception ignored"."""
 
 from __future__ import annotations
 
 import codecs
+import os
 import signal
 import subprocess
 import sys
@@ -266,3 +268,38 @@ def test_a_ctrl_c_outside_the_command_lines_handling_advises_by_what_it_had_star
     if read_its_arguments:
         expected = INTERRUPTED if saved else INTERRUPTED_BEFORE_SAVE
     assert capsys.readouterr().err.splitlines() == [expected]
+
+
+@pytest.mark.parametrize("crash, code", [(None, 0), ("after-save-a:2", 137)])
+def test_a_closed_stdout_changes_neither_the_outcome_nor_the_exit_code(workdir, crash, code):
+    env = {k: v for k, v in os.environ.items() if k not in ("CRASH_AFTER", "CRASH_MODE")}
+    if crash:
+        env["CRASH_AFTER"] = crash
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", "--workdir", str(workdir)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+        close_fds=True,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert (workdir / "report.txt").exists() == (crash is None)
+
+
+def test_a_workdir_name_with_an_escape_sequence_is_shown_escaped(tmp_path):
+    work = tmp_path / "w\x1b[2J"
+    proc = cli(work, "--resume")
+    assert proc.returncode == 1 and "\x1b" not in proc.stderr and "\\x1b" in proc.stderr
+
+
+def test_an_events_file_on_a_fifo_does_not_hang_the_run(workdir, tmp_path):
+    fifo = tmp_path / "events.fifo"
+    os.mkfifo(fifo)
+    proc = cli(workdir, env={"HARNESS_EVENTS_FILE": str(fifo)})
+    assert proc.returncode == 0, proc.stderr
+    assert (workdir / "report.txt").exists()

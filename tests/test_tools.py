@@ -1,4 +1,5 @@
-"""The task's tools: confined to the work folder, and every real execution is visible in tool-runs.log."""
+"""The task's tools: confined to the work folder, never writing the harness's own files (the engine's database
+included), a path they cannot use a tool error rather than a crash, and every real execution visible in tool-runs.log."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from harness import TOOL_SCHEMAS, HarnessError, Run, ScriptedModel, execute_tool, run_agent
 from harness.tools import ToolError
+from harness.vocab import DB_FILES
 
 
 def tool_use(name: str, input: dict) -> dict:
@@ -59,3 +61,34 @@ def test_a_response_with_two_tool_uses_stops_before_point_a(workdir):
     with pytest.raises(HarnessError, match="2 個の tool_use"):
         run_agent(Run(workdir), TwoAtOnce(), tools=TOOL_SCHEMAS)
     assert not (workdir / "checkpoint.json").exists()
+
+
+@pytest.mark.parametrize("name", [*DB_FILES, "DBOS.SQLITE"])
+def test_the_model_cannot_write_the_engines_database(workdir, name):
+    block = {
+        "type": "tool_use",
+        "id": "toolu_x",
+        "name": "write_report",
+        "input": {"path": name, "content": "x"},
+    }
+    with pytest.raises(ToolError, match="ハーネス自身のファイル"):
+        execute_tool(Run(workdir), block)
+    assert not (workdir / name).exists()
+
+
+def test_a_link_loop_in_a_model_path_is_a_tool_error_not_a_crash(workdir):
+    os.symlink("loop", workdir / "loop")
+    block = {"type": "tool_use", "id": "toolu_x", "name": "read_notes", "input": {"path": "loop/x"}}
+    with pytest.raises(ToolError, match="を開けません"):
+        execute_tool(Run(workdir), block)
+
+
+def test_a_name_too_long_is_a_tool_error_not_a_crash(workdir):
+    block = {
+        "type": "tool_use",
+        "id": "toolu_x",
+        "name": "write_report",
+        "input": {"path": "a" * 300, "content": "x"},
+    }
+    with pytest.raises(ToolError):
+        execute_tool(Run(workdir), block)

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .. import texts
 from ..lab import read_text
 from ..lab.process import run_harness
 from ..texts import DONE_OK, DONE_UNKNOWN, RECONCILE_LINES
