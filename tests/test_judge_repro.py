@@ -166,16 +166,26 @@ def test_show_repro_counts_a_real_sigkill_as_a_crash(tmp_path, capsys, monkeypat
 
 
 def test_jail_kills_the_whole_group_at_its_time_limit(tmp_path):
-    marker = tmp_path / "grandchild-ran"
-    grandchild = f"import time; time.sleep(0.6); open({str(marker)!r}, 'w')"
-    code = (
-        f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {grandchild!r}])\n"
+    pid_file = tmp_path / "grandchild.pid"
+    grandchild = f"import os; open({str(pid_file)!r} + '.tmp', 'w').write(str(os.getpid())); "
+    grandchild += f"os.replace({str(pid_file)!r} + '.tmp', {str(pid_file)!r})\nwhile True: pass"
+    code = (  # the child says "started" once its grandchild runs (a state, not a time), then never ends
+        f"import os, subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {grandchild!r}])\n"
+        f"while not os.path.exists({str(pid_file)!r}): time.sleep(0.01)\n"
         "print('started', flush=True)\nwhile True: pass\n"
     )
-    done = run_jailed([sys.executable, "-c", code], timeout=0.5)
+    done = run_jailed([sys.executable, "-c", code], timeout=8)
     assert done.timed_out and done.returncode == -9 and done.stdout == "started\n"
-    time.sleep(1)
-    assert not marker.exists()
+    assert not alive(int(pid_file.read_text()))  # the grandchild ended with its group
+
+
+def alive(pid: int) -> bool:
+    """A process that runs (a zombie waiting to be reaped has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_run_jailed_keeps_the_first_characters_and_counts_the_rest():
