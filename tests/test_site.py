@@ -74,6 +74,16 @@ def test_crash_lab_runs_moment_two_then_resumes_in_the_browser(site, browser):
     page.get_by_label("write_report（3ターン目）").check()
     page.locator("button.lab-run").click()
     expect(page.locator(".lab-status")).to_contain_text("after-tool-run:3 で疑似キル", timeout=120_000)
+    at_moment_two_then_is_error(page)
+    expect(page.locator(".lab-transcript")).to_contain_text("write_report の実行状態が不明です")
+    expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")  # not run a second time
+    context.close()
+
+
+def at_moment_two_then_is_error(page) -> None:
+    """The lab's views show moment ② of write_report (run, not recorded); 再開 then takes the honest is_error branch
+    and never runs write_report again."""
+    expect = sync_api.expect
     expect(page.locator(".lab-view-effects")).to_contain_text("toolu_02")
     expect(page.locator(".lab-view-effects")).not_to_contain_text("toolu_03")
     expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
@@ -81,10 +91,7 @@ def test_crash_lab_runs_moment_two_then_resumes_in_the_browser(site, browser):
     expect(page.locator(".lab-branch")).to_contain_text(
         "台帳ミスかつ副作用あり、判断不能、is_error を追加", timeout=120_000
     )
-    expect(page.locator(".lab-transcript")).to_contain_text("write_report の実行状態が不明です")
-    expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")  # not run a second time
     expect(page.locator(".lab-view-log")).not_to_contain_text("write_report toolu_04")
-    context.close()
 
 
 def stored_lines(notebook: str, marks: tuple[str, ...]) -> list[str]:
@@ -183,18 +190,10 @@ def test_crash_lab_kills_the_interpreter_and_resumes_in_a_fresh_one(site, browse
     sb.open_notebook(page, site, "notebooks/crash_lab.ipynb")
     out = sb.text_of(sb.run_all(page))
     assert not any(mark in out for mark in TRACEBACK_MARKS), out[-3000:]
-    expect = sync_api.expect
     page.wait_for_selector(".lab-view-effects", timeout=120_000)
     sb.execute(page, "BEFORE_THE_KILL = 1")
     sb.real_kill_at_moment_two(page)
     # a new interpreter: what the old one held is gone; the folder on /drive is as the kill left it
     assert sb.execute(page, "print('BEFORE_THE_KILL' in globals())").strip() == "False"
-    expect(page.locator(".lab-view-effects")).to_contain_text("toolu_02")
-    expect(page.locator(".lab-view-effects")).not_to_contain_text("toolu_03")
-    expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
-    page.locator("button.lab-resume").click()
-    expect(page.locator(".lab-branch")).to_contain_text(
-        "台帳ミスかつ副作用あり、判断不能、is_error を追加", timeout=120_000
-    )
-    expect(page.locator(".lab-view-log")).not_to_contain_text("write_report toolu_04")
+    at_moment_two_then_is_error(page)
     context.close()

@@ -106,13 +106,14 @@ def become_subreaper() -> bool:
         return False
 
 
-def descendants(root: int) -> list[int]:
-    """Every living (not zombie) process below root, read from /proc."""
-    parent: dict[int, int] = {}
+def living() -> dict[int, list[str]]:
+    """Every living (not zombie) process, with the fields of its /proc stat after the name (state, parent, group,
+    session, ...)."""
+    found: dict[int, list[str]] = {}
     try:
         names = os.listdir("/proc")
     except OSError:
-        return []
+        return found
     for name in names:
         if not name.isdigit():
             continue
@@ -122,8 +123,14 @@ def descendants(root: int) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[0] not in ("Z", "X"):
-            parent[int(name)] = int(fields[1])
+        if len(fields) > 3 and fields[0] not in ("Z", "X"):
+            found[int(name)] = fields
+    return found
+
+
+def descendants(root: int) -> list[int]:
+    """Every living process below root."""
+    parent = {pid: int(fields[1]) for pid, fields in living().items()}
     found: list[int] = []
     frontier = [root]
     while frontier:
@@ -148,38 +155,26 @@ def reap() -> None:
 def end_leftovers(root: int | None = None) -> int:
     """SIGKILL every descendant of root (this process) until none is left; how many there were."""
     root = os.getpid() if root is None else root
-    ended: set[int] = set()
-    for _ in range(100):
-        alive = descendants(root)
-        if not alive:
-            break
-        for pid in alive:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        ended.update(alive)
-        if root == os.getpid():
-            time.sleep(0.01)
-            reap()
-    return len(ended)
+    return kill_until_none(lambda: descendants(root), reap if root == os.getpid() else None)
 
 
 def end_session(sid: int) -> int:
     """SIGKILL every process of the session sid (a check's runner and whatever its children became, even orphaned
     after the runner was killed) until none is left; how many there were."""
+    return kill_until_none(lambda: session_members(sid), None)
+
+
+def session_members(sid: int) -> list[int]:
+    """The living processes of session sid."""
+    return [pid for pid, fields in living().items() if int(fields[3]) == sid]
+
+
+def kill_until_none(alive_now, reap_them) -> int:
+    """SIGKILL what alive_now() lists, again and again (a process may start another meanwhile), until it lists none;
+    how many processes were killed. reap_them collects the killed ones when they are this process's children."""
     ended: set[int] = set()
     for _ in range(100):
-        alive = []
-        for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
-            try:
-                with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(")") + 2 :].split()
-            if name.isdigit() and len(fields) > 3 and fields[0] not in ("Z", "X") and int(fields[3]) == sid:
-                alive.append(int(name))
+        alive = alive_now()
         if not alive:
             break
         for pid in alive:
@@ -189,6 +184,8 @@ def end_session(sid: int) -> int:
                 pass
         ended.update(alive)
         time.sleep(0.01)
+        if reap_them is not None:
+            reap_them()
     return len(ended)
 
 
