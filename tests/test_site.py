@@ -115,6 +115,8 @@ def test_notebooks_beyond_the_lesson_run_in_the_browser_as_on_a_desktop(site, br
     assert len(expected) >= 4, expected  # the stored notebook was executed
     assert [line for line in out.splitlines() if line.startswith(marks)] == expected, out
     assert out.count("（ブラウザ版: ここでは子プロセスを起動できないので") == 1, out
+    # a command shown is the command run: no real SIGKILL is asked for where none can happen
+    assert [line for line in out.splitlines() if line.startswith("$ ") and "CRASH_MODE=" in line] == [], out
 
 
 def test_level_two_checks_run_in_the_browser_and_name_what_needs_a_laptop(site, browser):

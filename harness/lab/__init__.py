@@ -43,7 +43,9 @@ def scratch(name: str) -> Path:
 def cli(workdir: Path, *args: str, env: dict | None = None) -> None:
     """Run `python -m harness` as a real process, printing the command, its output and EXIT= like a terminal."""
     proc = run_harness(workdir, *args, env=env)
-    prefix = "".join(f"{k}={v} " for k, v in (env or {}).items())
+    # the command as it ran: in the browser run_in_kernel drops CRASH_MODE (a real kill would end this kernel)
+    ran = {k: v for k, v in (env or {}).items() if not (IN_BROWSER and k == "CRASH_MODE")}
+    prefix = "".join(f"{k}={v} " for k, v in ran.items())
     print(f"$ {prefix}python -m harness --workdir {workdir} {' '.join(args)}".rstrip())
     print(proc.stdout, end="")
     print(proc.stderr, end="")  # where a terminal shows it: right after stdout, before the exit code
