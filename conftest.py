@@ -15,10 +15,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
 import pytest
+
+# Ctrl-C as a terminal sends it, to every process the tests start: a suite started in the background of a shell
+# without job control inherits SIGINT ignored, and so would every child, which then never sees the tests' Ctrl-C.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 os.environ.pop("ANTHROPIC_API_KEY", None)
 

@@ -265,6 +265,9 @@ BAD_MODEL = (
 )
 INTERRUPTED = "[中断] Ctrl-C で止めました。チェックポイントは直前の保存のまま有効です。--resume で続きから再開できます。"
 INTERRUPTED_AT_START = "[中断] Ctrl-C で止めました。まだ始める前だったので、ファイルには何も書いていません。同じコマンドをもう一度実行してください。"
+DBOS_INTERRUPTED_BEFORE_START = (
+    "[中断] Ctrl-C で止めました。ワークフローはまだ始まっていません。{command} で最初から実行してください。"
+)
 INTERRUPTED_BEFORE_SAVE = (
     "[中断] Ctrl-C で止めました。まだチェックポイントがありません。--resume なしで最初から実行してください。"
 )

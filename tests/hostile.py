@@ -190,3 +190,21 @@ class HostileAPI:
             "ANTHROPIC_MODEL": "claude-test-model",
             **extra,
         }
+
+
+# A sitecustomize.py that sends SIGINT to its own process as the module INTERRUPT_AT_IMPORT starts to be imported:
+# a Ctrl-C that lands at a state of start-up, not at a time.
+INTERRUPT_HOOK = """
+import os, signal, sys
+
+
+class InterruptAtImport:
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ.get("INTERRUPT_AT_IMPORT"):
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+
+sys.meta_path.insert(0, InterruptAtImport())
+"""

@@ -72,7 +72,7 @@ def harness(
 ) -> subprocess.CompletedProcess:
     """`python -m harness --engine dbos --workdir WORKDIR ARGS` as a real process, this checkout's package."""
     full = {k: v for k, v in os.environ.items() if not k.startswith(("CRASH_", "HARNESS_"))}
-    full.update(PYTHONPATH=str(ROOT), HARNESS_FIXED_TIME_MS=str(FIXED_TIME_MS), **(env or {}))
+    full.update({"PYTHONPATH": str(ROOT), "HARNESS_FIXED_TIME_MS": str(FIXED_TIME_MS), **(env or {})})
     return subprocess.run(
         [sys.executable, "-m", "harness", "--engine", "dbos", "--workdir", str(workdir), *args],
         capture_output=True, text=True, env=full, timeout=timeout, check=False,
@@ -763,7 +763,7 @@ class Worker:
         import threading
 
         full = {k: v for k, v in os.environ.items() if not k.startswith(("CRASH_", "HARNESS_"))}
-        full.update(PYTHONPATH=str(ROOT), HARNESS_FIXED_TIME_MS=str(FIXED_TIME_MS), **(env or {}))
+        full.update({"PYTHONPATH": str(ROOT), "HARNESS_FIXED_TIME_MS": str(FIXED_TIME_MS), **(env or {})})
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "harness", "--engine", "dbos", "--workdir", str(workdir), *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full,
@@ -1318,3 +1318,24 @@ def test_a_shared_sqlite_file_in_a_folder_that_does_not_exist_is_named_as_the_da
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith(f"エラー: システムデータベース {url} を使えません")
     assert not (tmp_path / "no-such-folder").exists()
+
+
+def test_ctrl_c_before_the_workflow_exists_advises_the_fresh_start_that_then_finishes(tmp_path):
+    from hostile import INTERRUPT_HOOK
+
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(INTERRUPT_HOOK, encoding="utf-8")
+    work = tmp_path / "w"
+    # the Ctrl-C lands as the engine opens its database for the first time (a state: the SQLite dialect's import)
+    stopped = harness(work, env={"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}",
+                                 "INTERRUPT_AT_IMPORT": "sqlalchemy.dialects.sqlite.pysqlite"})  # fmt: skip
+    assert stopped.returncode == 130 and "Traceback" not in stopped.stderr
+    command = f"python -m harness --engine dbos --workdir {work}"
+    assert stopped.stderr.splitlines() == [
+        f"[中断] Ctrl-C で止めました。ワークフローはまだ始まっていません。{command} で最初から実行してください。"
+    ]
+    assert not (work / "report.txt").exists()
+    again = harness(work)  # exactly what the line says
+    assert again.returncode == 0, again.stderr
+    assert tool_runs(work)[-1] == "write_report toolu_03"

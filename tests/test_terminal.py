@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from hostile import child_env, cli, log_lines
+from hostile import INTERRUPT_HOOK, child_env, cli, log_lines
 
 from conftest import TRANSCRIPTS
 
@@ -185,20 +185,6 @@ START_UP_MOMENTS = [
     ("harness.settings", True),
     ("sqlite3", False),
 ]
-INTERRUPT_HOOK = """
-import os, signal, sys
-
-
-class InterruptAtImport:
-    def find_spec(self, name, path=None, target=None):
-        if name == os.environ.get("INTERRUPT_AT_IMPORT"):
-            sys.meta_path.remove(self)
-            os.kill(os.getpid(), signal.SIGINT)
-        return None
-
-
-sys.meta_path.insert(0, InterruptAtImport())
-"""
 
 
 def folder_bytes(work) -> dict:

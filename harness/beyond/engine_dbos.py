@@ -612,8 +612,12 @@ def _main(options, run: Run, client, env) -> str:
                 finally:
                     watch.stop.set()
         except KeyboardInterrupt:
-            print(texts.INTERRUPTED, file=sys.stderr, flush=True)
-            os._exit(130)  # the workflow stays PENDING in the database: --resume recovers it
+            if HERE.begun:  # the workflow stays PENDING in the database: --resume recovers it
+                print(texts.INTERRUPTED, file=sys.stderr, flush=True)
+            else:  # no workflow yet: a --resume would find nothing
+                fresh = resume_command(run.workdir, db, task_id, options, env, resume=False)
+                print(texts.DBOS_INTERRUPTED_BEFORE_START.format(command=fresh), file=sys.stderr, flush=True)
+            os._exit(130)
         except DATABASE_ERRORS as err:
             if db.default and is_damaged(err):
                 raise HarnessError(
