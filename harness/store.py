@@ -234,17 +234,20 @@ def tool_use_problem(block: object, where: str) -> str | None:
 
 
 def content_problem(content: object, where: str, role: str) -> str | None:
-    """What is wrong with a message's content (a string, or a list of typed blocks) in a message of `role`, or None."""
-    if isinstance(content, str):
+    """What is wrong with a message's content (a string, or a list of typed blocks) in a message of `role`, or None.
+    The model's own messages are always lists of blocks (as the API returns them and the harness saves them)."""
+    if isinstance(content, str) and role == "user":
         return None
     if not isinstance(content, list):
-        return _no("not_content", where=where)
+        return _no("not_content" if role == "user" else "content_not_list", where=where)
     for j, block in enumerate(content):
         here = f"{where}[{j}]"
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             return _no("no_type", where=here)
         if _BLOCK_ROLE.get(block["type"], role) != role:
             return _no("wrong_role", where=here, type=block["type"], role=role)
+        if block["type"] == "text" and not isinstance(block.get("text"), str):
+            return _no("text_not_text", where=here)
         if block["type"] == "tool_use":
             problem = tool_use_problem(block, here)
             if problem:
@@ -425,13 +428,10 @@ def response_problem(response: object, messages: list | None = None, max_tool_us
         return _no("response_not_object")
     content = response.get("content")
     if not isinstance(content, list):
-        return _no("content_not_list")
+        return _no("content_not_list", where="content")
     problem = content_problem(content, "content", "assistant")
     if problem:
         return problem
-    for j, block in enumerate(content):
-        if block["type"] == "text" and not isinstance(block.get("text"), str):
-            return _no("text_not_text", j=j)
     if not isinstance(response.get("stop_reason"), str):
         return _no("stop_not_text")
     usage = response.get("usage")

@@ -343,3 +343,56 @@ def test_every_checkpoint_of_a_clean_run_keeps_its_pairs(tmp_path):
             with pytest.raises(SimulatedCrash):
                 run_agent(run, ScriptedModel(), tools=TOOL_SCHEMAS)
             load_checkpoint(run.checkpoint_path)
+
+
+# A finished task's checkpoint edited so that the model's words are not what the API returns (a list of blocks) or a
+# text block holds no text: refused by name on load, never an unexpected error on the resume that reads them.
+def _closing_as(content):
+    return lambda cp: cp["messages"][-1].update(content=content)
+
+
+def _closing_twice(cp):
+    cp["messages"].append({"role": "assistant", "content": "hi"})
+
+
+NOT_THE_MODELS_WORDS = {
+    "closing words as a string": (_closing_as("done"), "配列ではありません"),
+    "closing words as a number": (_closing_as(5), "配列ではありません"),
+    "closing words as null": (_closing_as(None), "配列ではありません"),
+    "a text block with a number": (_closing_as([{"type": "text", "text": 5}]), "text が文字列ではありません"),
+    "a text block without text": (_closing_as([{"type": "text"}]), "text が文字列ではありません"),
+    "a second closing message as a string": (_closing_twice, "配列ではありません"),
+}
+
+
+@pytest.mark.parametrize("case", NOT_THE_MODELS_WORDS)
+@pytest.mark.parametrize("flags", [[], ["--parallel"]], ids=["lesson", "parallel"])
+def test_a_finished_checkpoint_whose_model_words_are_not_blocks_is_refused_by_name(workdir, case, flags):
+    from conftest import run_cli
+
+    assert run_cli(workdir, *flags).returncode == 0
+    path = workdir / "checkpoint.json"
+    cp = json.loads(path.read_text(encoding="utf-8"))
+    edit, fragment = NOT_THE_MODELS_WORDS[case]
+    edit(cp)
+    path.write_text(json.dumps(cp, ensure_ascii=False), encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in workdir.iterdir()}
+    proc = run_cli(workdir, *flags, "--resume")
+    assert proc.returncode == 1 and proc.stdout == "", (proc.stdout, proc.stderr)
+    assert "予期しないエラー" not in proc.stderr and "Traceback" not in proc.stderr
+    assert "checkpoint.json" in proc.stderr and fragment in proc.stderr, proc.stderr
+    assert {p.name: p.read_bytes() for p in workdir.iterdir()} == before
+
+
+def test_a_version_2_checkpoint_with_pending_calls_after_the_models_words_is_refused(workdir):
+    from conftest import run_cli
+
+    assert run_cli(workdir, "--parallel", env={"CRASH_AFTER": "after-save-a:2"}).returncode == 137
+    path = workdir / "checkpoint.json"
+    cp = json.loads(path.read_text(encoding="utf-8"))
+    cp["messages"].append({"role": "assistant", "content": [{"type": "text", "text": "hi"}]})
+    path.write_text(json.dumps(cp, ensure_ascii=False), encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in workdir.iterdir()}
+    proc = run_cli(workdir, "--parallel", "--resume")
+    assert proc.returncode == 1 and "最後が user" in proc.stderr, proc.stderr
+    assert {p.name: p.read_bytes() for p in workdir.iterdir()} == before

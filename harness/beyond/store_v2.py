@@ -39,6 +39,10 @@ def checkpoint_problem_v2(cp: object) -> str | None:
     ids = [call["id"] for call in pending]
     if len(set(ids)) != len(ids):
         return _no("pending_twice")
+    if pending and isinstance(cp.get("messages"), list) and cp["messages"]:
+        last = cp["messages"][-1]
+        if isinstance(last, dict) and last.get("role") != "user":  # (version 1's rule, for the pending set)
+            return _no("pending_after_assistant")
     rest = {k: v for k, v in cp.items() if k != "pendingToolUses"}
     return checkpoint_problem({**rest, "pendingToolUse": None}) or used_id_problem(
         pending, cp["messages"], "pendingToolUses"
