@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import texts
 from .errors import HarnessError
+from .transcript import untrusted
 from .vocab import (
     ALL_LABELS,
     CHECKPOINT_FILE,
@@ -73,8 +74,10 @@ class CrashPlan:
         if not crash_after:
             return None
         label, _, n = crash_after.partition(":")
-        if label not in ALL_LABELS or not n.isascii() or not n.isdigit() or int(n) < 1:
-            raise HarnessError(texts.BAD_CRASH_AFTER.format(value=crash_after, labels=", ".join(ALL_LABELS)))
+        # (more than 18 digits: no run gets that far, and Python refuses to read 4,300 of them)
+        if label not in ALL_LABELS or not n.isascii() or not n.isdigit() or len(n) > 18 or int(n) < 1:
+            shown = untrusted(crash_after, limit=80)
+            raise HarnessError(texts.BAD_CRASH_AFTER.format(value=shown, labels=", ".join(ALL_LABELS)))
         return cls(label, int(n), mode)
 
     def _count(self, label: str) -> bool:

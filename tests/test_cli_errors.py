@@ -67,6 +67,15 @@ def test_bad_crash_after_is_refused_before_anything_happens(workdir, value):
     assert list(workdir.iterdir()) == []
 
 
+@pytest.mark.parametrize("digits", [19, 5000])
+def test_a_crash_count_no_run_reaches_is_refused_by_name_in_one_short_line(workdir, digits):
+    value = "after-save-a:" + "9" * digits
+    proc = run_cli(workdir, env={"CRASH_AFTER": value})
+    assert_clean_refusal(proc, "CRASH_AFTER=after-save-a:99", "after-effect-write")
+    assert max(len(line) for line in proc.stderr.splitlines()) < 400  # not the 5,000 digits
+    assert list(workdir.iterdir()) == []
+
+
 def test_bad_crash_mode_and_bad_argument(workdir):
     assert_clean_refusal(run_cli(workdir, env={"CRASH_MODE": "nuke"}), "CRASH_MODE=nuke")
     assert_clean_refusal(run_cli(workdir, "--frobnicate"), "使い方")
