@@ -132,7 +132,7 @@ def new_page(browser, refused: list[str]):
     return context, context.new_page()
 
 
-def open_notebook(page, base: str, path: str, timeout_s: float = 180) -> None:
+def open_notebook(page, base: str, path: str, timeout_s: float = 600) -> None:
     page.goto(f"{base}lab/index.html?path={urllib.parse.quote(path)}", timeout=timeout_s * 1000)
     page.wait_for_function(
         "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
@@ -141,11 +141,11 @@ def open_notebook(page, base: str, path: str, timeout_s: float = 180) -> None:
     )
 
 
-def wait_kernel(page, timeout_s: float = 180) -> None:
+def wait_kernel(page, timeout_s: float = 600) -> None:
     page.wait_for_function(KERNEL_IDLE, timeout=timeout_s * 1000, polling=250)
 
 
-def run_all(page, timeout_s: float = 300) -> list[dict]:
+def run_all(page, timeout_s: float = 600) -> list[dict]:
     """Run every cell and wait until each has run or one failed; returns the code cells' states (see CELLS)."""
     wait_kernel(page, timeout_s)
     page.evaluate(RUN_ALL)
