@@ -610,10 +610,19 @@ JUDGE_FALSE_CLAIM = (
 )
 JUDGE_CLAIM_PRESENT = "ありました"
 JUDGE_CLAIM_ABSENT = "ありませんでした"
+JUDGE_READS_AS_MANY = "{given} は {both} の{n}通りに読めます。どれか1つに決めて書いてください"
 JUDGE_EXPLANATION_WHAT = "説明文（帰結の説明）"
 JUDGE_EXPLANATION_WRONG = (
     "説明文（帰結の説明）: 「{said}」と読めますが、ディスクでは再開の reconcile はプレースホルダのレコードに台帳ヒットし、"
     "write_report を一度も実行せずに完了扱いにしました。見直す: reconcile が最初に調べるのは台帳（レッスン「reconcile」）"
+)
+JUDGE_EXPLANATION_EMPTY = (
+    "まだ書かれていません。--resume したとき reconcile はプレースホルダのレコードをどう判定し、write_report はどうなるかを"
+    "書いてください（完了基準「帰結の説明」）"
+)
+JUDGE_EXPLANATION_VAGUE = (
+    "再開したときに何が起きるかが書かれていません。--resume したとき reconcile はプレースホルダのレコードをどう判定し"
+    "（台帳ヒットかミスか）、write_report は実行されるのかを書いてください（完了基準「帰結の説明」）"
 )
 JUDGE_EXPLANATION_BOTH = (
     "「{hit}」と「{miss}」の両方に読めます。再開したとき台帳ヒットして実行しないのか、再実行するのか、"
