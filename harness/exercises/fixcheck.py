@@ -46,7 +46,7 @@ GROUPS = {
     "kill_torn": "台帳の書き込みの途中（半分だけの .tmp）で落として --resume: レッスン版と同じ結果",
     "kill_recorded": "記録のあと地点Bの前に落として --resume: 台帳に本物の結果があり、再開は台帳ヒット",
     "fail": "ツールが失敗したとき: 台帳には何も記録しない",
-    "ledger_fails": "write_report のあと台帳の書き込みが失敗したとき: 本物の結果を tool_result で返した",
+    "ledger_fails": "write_report のあと台帳の書き込みが失敗したとき: 台帳に偽のレコードを残さず、ツールも繰り返さなかった",
     "files": "古い effects.json.tmp が残っているとき、別のファイルシステムの作業フォルダ: レッスン版と同じ結果",
     "long_notes": "1,000 文字を超えるメモ: 台帳と tool_result に結果が切られずに入った",
     "two_blocks": "1つの応答に同じツールの tool_use が2つ（id は content の順に並んでいない）: content の順に実行して"
@@ -371,8 +371,10 @@ def show_output(verdict: Verdict, steps: list[dict]) -> None:
 
 def error_text(e: dict) -> str:
     text = f"{e['type']}: {e['message']}" if e.get("message") else e["type"]
-    if e.get("where"):
+    if e.get("where") and e["where"].get("code"):
         text += f"（あなたのセルの {e['where']['line']} 行目: {e['where']['code']}）"
+    elif e.get("where"):
+        text += f"（あなたのセルの {e['where']['line']} 行目）"
     return no_paths(text)
 
 
@@ -515,8 +517,14 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                 + ORDER,
                 notes,
             )
-        if mine.get("assistant") != theirs.get("assistant") or mine.get("content_after") != theirs.get(
-            "content_after"
+        # The ledger write itself failing is beyond the lesson's criterion: only the ledger and the runs (the
+        # criterion's own concerns, below) can be ✗ there; what the model was told and said next is a 💡 note.
+        beyond = kind == "ledger_fails"
+        if beyond:
+            notes.extend(ledger_failure_notes(s, mine, theirs))
+        if not beyond and (
+            mine.get("assistant") != theirs.get("assistant")
+            or mine.get("content_after") != theirs.get("content_after")
         ):
             return (
                 (
@@ -546,7 +554,7 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                 f"{when}作業フォルダに余分なファイル {extra} が残りました（レッスン版では残りません）。{ORDER}",
                 notes,
             )
-        if not mine.get("killed"):
+        if not mine.get("killed") and not beyond:
             problem = results_problem(mine.get("results") or [], theirs.get("results") or [])
             if problem:
                 return problem, notes
@@ -562,3 +570,25 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                     notes,
                 )
     return None, notes
+
+
+def ledger_failure_notes(s: dict, mine: dict, theirs: dict) -> list[str]:
+    """💡 notes on a ledger write that failed after the tool ran (beyond the criterion, never ✗): the call reported
+    as failed although it ran, a different reply, no alert raised."""
+    failed_id = s["ledger_fails"]
+    mine_results = [
+        b for r in mine.get("results") or [] if isinstance(r, list) for b in r if isinstance(b, dict)
+    ]
+    lied = any(b.get("tool_use_id") == failed_id and b.get("is_error") for b in mine_results)
+    notes = []
+    if lied:
+        notes.append(texts.JUDGE_LEDGER_FAILED_IS_ERROR)
+    elif (mine.get("results"), mine.get("assistant"), mine.get("final")) != (
+        theirs.get("results"),
+        theirs.get("assistant"),
+        theirs.get("final"),
+    ) and results_problem(mine.get("results") or [], theirs.get("results") or []):
+        notes.append(texts.JUDGE_LEDGER_FAILED_OTHER)
+    if not lied and not mine.get("alerted") and not mine.get("error") and not mine.get("output"):
+        notes.append(texts.JUDGE_LEDGER_FAILED_SILENT)
+    return notes

@@ -181,9 +181,9 @@ HIT_WORDS = re.compile(
 HIT_ALWAYS = re.compile(  # these carry their own negation: never flipped
     r"一度も|走っていない|走らない|実行されていない|実行されない|実行しない|"
     r"呼ばない|呼ばれない|呼ばれず|実行されず|走らず|本物と思い込|本物とみな|"
-    r"never\s+(?:ran|run|runs|executed|written|called)|skipp\w*|skips?\b|飛ばされ|"
-    r"(?:is|was)\s+not\s+called|does(?:n't|\s+not)\s+call\b|"
-    r"(?:is|was)\s+not\s+(?:run|executed)|does(?:n't|\s+not)\s+(?:run|execute)\b",
+    r"(?:never\s+(?:ran|run|runs|executed|written|called)|(?:is|was)(?:n't|\s+not)\s+(?:run|executed|called)|"
+    r"does(?:n't|\s+not)\s+(?:run|execute|call)\b(?:\s+(?:it|write_report|the\s+tool))?)(?:\s+again\b)?|"
+    r"skipp\w*|skips?\b|飛ばされ",
     re.IGNORECASE,
 )
 MISS_ALWAYS = re.compile(  # a miss stated with its own negation: never flipped
