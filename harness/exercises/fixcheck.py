@@ -378,8 +378,9 @@ def error_text(e: dict) -> str:
     return no_paths(text)
 
 
-def results_problem(learner: list, lesson: list) -> str | None:
-    """The tool_results each call returned: the API's keys only, every id paired, in order, the same content."""
+def results_problem(learner: list, lesson: list, pairing_only: bool = False) -> str | None:
+    """The tool_results each call returned: the API's keys only, every id paired, in order, the same content (not
+    compared when pairing_only: what a call beyond the criterion told the model is a 💡 note, not ✗)."""
     for mine, theirs in zip(learner, lesson):
         if not isinstance(mine, list):
             return f"run_tool_uses が tool_result のリストではなく {show(mine, 60)} を返しました。{PAIRING}"
@@ -399,6 +400,8 @@ def results_problem(learner: list, lesson: list) -> str | None:
                 f"tool_result の tool_use_id が {ids} の順でした（応答の tool_use は {want} の順）。{PAIRING}"
             )
         for a, b in zip(mine, theirs):
+            if pairing_only:
+                break
             if a.get("is_error") and not b.get("is_error"):
                 return (
                     f"{a.get('tool_use_id')} のツールは実際に実行されたのに、tool_result を is_error で返しました。"
@@ -483,6 +486,13 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                     notes,
                 )
             break
+        if kind == "ledger_fails" and error:
+            # A result left unpaired stops the run too (the checkpoint refuses it): that is ✗, not the failure itself.
+            problem = results_problem(
+                mine.get("results") or [], theirs.get("results") or [], pairing_only=True
+            )
+            if problem:
+                return problem, notes
         if kind == "ledger_fails" and error and error["type"] in ("OSError", "HarnessError"):
             notes.append(
                 "💡 台帳の書き込みが失敗したとき、例外が run_tool_uses の外まで出てタスクが止まりました。完了基準の外ですが、"
@@ -554,10 +564,12 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                 f"{when}作業フォルダに余分なファイル {extra} が残りました（レッスン版では残りません）。{ORDER}",
                 notes,
             )
-        if not mine.get("killed") and not beyond:
-            problem = results_problem(mine.get("results") or [], theirs.get("results") or [])
+        if not mine.get("killed"):
+            problem = results_problem(mine.get("results") or [], theirs.get("results") or [], beyond)
             if problem:
                 return problem, notes
+            if beyond:
+                continue
             if mine.get("branches") != theirs.get("branches"):
                 took = [RECONCILE_LINES.get(b, b) for b in mine.get("branches") or []]
                 return (
