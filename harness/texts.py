@@ -613,10 +613,33 @@ JUDGE_FALSE_CLAIM = (
 )
 JUDGE_CLAIM_PRESENT = "ありました"
 JUDGE_CLAIM_ABSENT = "ありませんでした"
+JUDGE_LEDGER_FAILED_IS_ERROR = (
+    "💡 台帳の書き込みが失敗したとき、実際に実行された write_report を is_error の tool_result で返しました。"
+    "完了基準の外なので合否には数えませんが、副作用はもう起きているので、モデルは失敗と受け取って新しい呼び出しで"
+    "繰り返すかもしれません。レッスンの runToolUses は本物の結果を返し、アラートを上げるだけにします"
+)
+JUDGE_LEDGER_FAILED_OTHER = (
+    "💡 台帳の書き込みが失敗したときに返した tool_result がレッスン版と違います。完了基準の外なので合否には数えませんが、"
+    "副作用はもう起きているので、レッスンの runToolUses は本物の結果を返し、アラートを上げるだけにします"
+)
+JUDGE_LEDGER_FAILED_SILENT = (
+    "💡 台帳の書き込みが失敗したとき、何も知らせずに続けました。完了基準の外なので合否には数えませんが、台帳に記録のない"
+    '副作用は、再開で重複しうるものとして残ります。レッスンの runToolUses は run.emit("ledger_write_failed", ...) で'
+    "アラートを上げ、人間が対処できるようにします"
+)
+JUDGE_READS_AS_MANY = "{given} は {both} の{n}通りに読めます。どれか1つに決めて書いてください"
 JUDGE_EXPLANATION_WHAT = "説明文（帰結の説明）"
 JUDGE_EXPLANATION_WRONG = (
     "説明文（帰結の説明）: 「{said}」と読めますが、ディスクでは再開の reconcile はプレースホルダのレコードに台帳ヒットし、"
     "write_report を一度も実行せずに完了扱いにしました。見直す: reconcile が最初に調べるのは台帳（レッスン「reconcile」）"
+)
+JUDGE_EXPLANATION_EMPTY = (
+    "まだ書かれていません。--resume したとき reconcile はプレースホルダのレコードをどう判定し、write_report はどうなるかを"
+    "書いてください（完了基準「帰結の説明」）"
+)
+JUDGE_EXPLANATION_VAGUE = (
+    "再開したときに何が起きるかが書かれていません。--resume したとき reconcile はプレースホルダのレコードをどう判定し"
+    "（台帳ヒットかミスか）、write_report は実行されるのかを書いてください（完了基準「帰結の説明」）"
 )
 JUDGE_EXPLANATION_BOTH = (
     "「{hit}」と「{miss}」の両方に読めます。再開したとき台帳ヒットして実行しないのか、再実行するのか、"

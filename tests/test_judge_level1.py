@@ -122,14 +122,19 @@ DIAGNOSIS = {
     "report_exists": False,
     "tool_ran": False,
 }
+EXPLANATION = (
+    "再開すると reconcile はプレースホルダのレコードに台帳ヒットし、write_report を一度も実行しない。"
+)
 
 
 def test_level2_diagnosis_recorded_result_as_the_whole_record_is_read_with_a_note():
     entry = {"name": "write_report", "result": None, "at": 1_700_000_000_000}
-    verdict = check_level2_diagnosis(({**DIAGNOSIS, "recorded_result": entry},))
+    verdict = check_level2_diagnosis(({**DIAGNOSIS, "recorded_result": entry},), explanation=EXPLANATION)
     assert verdict.passed, verdict.report()
     assert "台帳のレコード全体" in verdict.report() and "1要素のタプル" in verdict.report()
-    wrong = check_level2_diagnosis({**DIAGNOSIS, "recorded_result": {**entry, "result": "完了"}})
+    wrong = check_level2_diagnosis(
+        {**DIAGNOSIS, "recorded_result": {**entry, "result": "完了"}}, explanation=EXPLANATION
+    )
     assert len(wrong.problems) == 1 and "あなたの答え='完了'" in wrong.problems[0]
 
 
@@ -140,4 +145,4 @@ def test_level2_diagnosis_answer_only_on_request():
 
 def test_level2_diagnosis_called_without_the_cell_is_unanswered():
     verdict = check_level2_diagnosis()
-    assert len(verdict.missing) == 5 and not verdict.problems
+    assert len(verdict.missing) == 6 and not verdict.problems  # five items and the explanation

@@ -9,7 +9,7 @@ import unicodedata
 
 from ..lab import BRANCH_WORDS as LESSON_BRANCH_WORDS
 from ..lab import as_bool, plain_answer
-from ..texts import RECONCILE_LINES
+from ..texts import JUDGE_READS_AS_MANY, RECONCILE_LINES
 
 # What a learner may answer (the same words the notebooks offer).
 PENDING_CALL = "このターンの呼び出し"
@@ -93,8 +93,10 @@ class Question:
         words: dict | None = None,
         aliases: dict | None = None,
         prefix: bool = False,
+        phrases: dict | None = None,
     ) -> None:
         self.what = what
+        self.phrases = phrases or {}  # value -> words that name it inside a longer answer (see phrased())
         self.kind = kind  # "word", "bool" or "value"
         self.prefix = (
             prefix  # also read "save_effect(run.effects_path, ...)" as "save_effect", "B: ..." as "B"
@@ -126,7 +128,7 @@ class Question:
                 return letter
             phrased = self.phrased(text)
             if phrased is not None:
-                return phrased, None
+                return phrased
             if self.prefix:
                 named = self.named(text)
                 if len(named) > 1:
@@ -141,6 +143,10 @@ class Question:
                         not rest[:1].isascii() or rest[:1] in "([:.),—"
                     ):
                         return value, None
+            # A part of exactly one choice's own words ("出番なし", option B's key clause); of two, asked.
+            part = self.one_of(text, self.within(text))
+            if part is not None:
+                return part
         return None, f"{show(given)} は選択肢にありません（選べるのは {self.offer()}）"
 
     def letter(self, text: str) -> tuple[object, str | None] | None:
@@ -160,22 +166,47 @@ class Question:
         if second and second.group(1) in letters and letters[second.group(1)] != choice:
             both = " と ".join(self.words.get(v, repr(v)) for v in (choice, letters[second.group(1)]))
             return None, f"{show(text)} は {both} の2つを挙げています。1つだけ選んでください"
-        for alias, value in self.aliases.items():
+        for alias, value in [*self.aliases.items(), *((w, v) for v, ws in self.phrases.items() for w in ws)]:
             head = re.split(r"[。.]", alias)[0]
-            if value != choice and len(head) >= 8 and loose(head) in loose(rest):
+            if value != choice and len(head) >= 6 and loose(head) in loose(rest):
                 return (
                     None,
                     f"{show(text)} は {self.words.get(choice, choice)} を選んでいますが、理由は別の選択肢のものです",
                 )
         return choice, None
 
-    def phrased(self, text: str) -> object:
-        """The answer in the lesson's or the notebook's words (self.phrases: value -> words), when it holds the words
-        of exactly one value."""
+    def phrased(self, text: str) -> tuple[object, str | None] | None:
+        """The answer in the lesson's or the notebook's words: (value, None) when it holds the words of exactly one
+        value (self.phrases: value -> words; a word inside a longer matched word of another value does not count);
+        (None, a question) when it reads as two; None when it reads as none."""
+        said = loose(text)
+        matched = {(loose(w), v) for v, words in self.phrases.items() for w in words if loose(w) in said}
         hits = {
-            v for v, words in getattr(self, "phrases", {}).items() for w in words if loose(w) in loose(text)
+            v for w, v in matched if not any(w != longer and w in longer and u != v for longer, u in matched)
         }
-        return hits.pop() if len(hits) == 1 else None
+        return self.one_of(text, hits)
+
+    def one_of(self, text: str, hits: set) -> tuple[object, str | None] | None:
+        if len(hits) == 1:
+            return hits.pop(), None
+        if len(hits) > 1:
+            both = " と ".join(self.words.get(v, repr(v)) for v in self.words if v in hits)
+            return None, JUDGE_READS_AS_MANY.format(given=show(text), both=both, n=len(hits))
+        return None
+
+    def within(self, text: str) -> set:
+        """The choices whose own words hold the answer's clauses (3 characters or more; "台帳ミス" is part of two)."""
+        own: dict = {}
+        for alias, value in self.aliases.items():
+            own.setdefault(value, []).append(loose(alias))
+        for value, words in self.phrases.items():
+            own.setdefault(value, []).extend(loose(w) for w in words)
+        found: set = set()
+        for clause in re.split(r"[,.。、;；:：!?！？\n]", key(text)):
+            part = loose(clause)
+            if len(part) >= 3:
+                found |= {v for v, words in own.items() if any(part in w for w in words)}
+        return found
 
     def named(self, text: str) -> list:
         """The choices an answer read by prefix names anywhere in it ("B, D" names two, "save_effect → execute_tool"
@@ -247,6 +278,8 @@ def branch_question(what: str) -> Question:
             "null": NO_RECONCILE,
             "no_reconcile": NO_RECONCILE,
             "reconcileなし": NO_RECONCILE,
+            "出番なし": NO_RECONCILE,  # the notebook's gloss: NO_RECONCILE（reconcile の出番なし）
+            "reconcileの出番なし": NO_RECONCILE,
         }
     )
     words = {HIT: "HIT", RERUN: "RERUN", IS_ERROR: "IS_ERROR", NO_RECONCILE: "NO_RECONCILE"}
@@ -254,7 +287,15 @@ def branch_question(what: str) -> Question:
     ours = {"hit": HIT, "rerun": RERUN, "unknown": IS_ERROR, "なし": NO_RECONCILE}
     question.phrases = {ours[b]: LESSON_BRANCH_WORDS[b] for b in ours}
     extra = {
-        NO_RECONCILE: ("no reconcile", "no_reconcile", "reconcile は none", "none を返す", "null を返す"),
+        NO_RECONCILE: (
+            "no reconcile",
+            "no_reconcile",
+            "reconcile は none",
+            "none を返す",
+            "null を返す",
+            "出番なし",
+            "出番はない",
+        ),
         RERUN: ("rerun",),
         HIT: ("hit",),
         IS_ERROR: ("unknown",),

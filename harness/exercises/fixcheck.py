@@ -46,7 +46,7 @@ GROUPS = {
     "kill_torn": "台帳の書き込みの途中（半分だけの .tmp）で落として --resume: レッスン版と同じ結果",
     "kill_recorded": "記録のあと地点Bの前に落として --resume: 台帳に本物の結果があり、再開は台帳ヒット",
     "fail": "ツールが失敗したとき: 台帳には何も記録しない",
-    "ledger_fails": "write_report のあと台帳の書き込みが失敗したとき: 本物の結果を tool_result で返した",
+    "ledger_fails": "write_report のあと台帳の書き込みが失敗したとき: 台帳に偽のレコードを残さず、ツールも繰り返さなかった",
     "files": "古い effects.json.tmp が残っているとき、別のファイルシステムの作業フォルダ: レッスン版と同じ結果",
     "long_notes": "1,000 文字を超えるメモ: 台帳と tool_result に結果が切られずに入った",
     "two_blocks": "1つの応答に同じツールの tool_use が2つ（id は content の順に並んでいない）: content の順に実行して"
@@ -371,13 +371,16 @@ def show_output(verdict: Verdict, steps: list[dict]) -> None:
 
 def error_text(e: dict) -> str:
     text = f"{e['type']}: {e['message']}" if e.get("message") else e["type"]
-    if e.get("where"):
+    if e.get("where") and e["where"].get("code"):
         text += f"（あなたのセルの {e['where']['line']} 行目: {e['where']['code']}）"
+    elif e.get("where"):
+        text += f"（あなたのセルの {e['where']['line']} 行目）"
     return no_paths(text)
 
 
-def results_problem(learner: list, lesson: list) -> str | None:
-    """The tool_results each call returned: the API's keys only, every id paired, in order, the same content."""
+def results_problem(learner: list, lesson: list, pairing_only: bool = False) -> str | None:
+    """The tool_results each call returned: the API's keys only, every id paired, in order, the same content (not
+    compared when pairing_only: what a call beyond the criterion told the model is a 💡 note, not ✗)."""
     for mine, theirs in zip(learner, lesson):
         if not isinstance(mine, list):
             return f"run_tool_uses が tool_result のリストではなく {show(mine, 60)} を返しました。{PAIRING}"
@@ -397,6 +400,8 @@ def results_problem(learner: list, lesson: list) -> str | None:
                 f"tool_result の tool_use_id が {ids} の順でした（応答の tool_use は {want} の順）。{PAIRING}"
             )
         for a, b in zip(mine, theirs):
+            if pairing_only:
+                break
             if a.get("is_error") and not b.get("is_error"):
                 return (
                     f"{a.get('tool_use_id')} のツールは実際に実行されたのに、tool_result を is_error で返しました。"
@@ -481,6 +486,13 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                     notes,
                 )
             break
+        if kind == "ledger_fails" and error:
+            # A result left unpaired stops the run too (the checkpoint refuses it): that is ✗, not the failure itself.
+            problem = results_problem(
+                mine.get("results") or [], theirs.get("results") or [], pairing_only=True
+            )
+            if problem:
+                return problem, notes
         if kind == "ledger_fails" and error and error["type"] in ("OSError", "HarnessError"):
             notes.append(
                 "💡 台帳の書き込みが失敗したとき、例外が run_tool_uses の外まで出てタスクが止まりました。完了基準の外ですが、"
@@ -515,8 +527,14 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                 + ORDER,
                 notes,
             )
-        if mine.get("assistant") != theirs.get("assistant") or mine.get("content_after") != theirs.get(
-            "content_after"
+        # The ledger write itself failing is beyond the lesson's criterion: only the ledger and the runs (the
+        # criterion's own concerns, below) can be ✗ there; what the model was told and said next is a 💡 note.
+        beyond = kind == "ledger_fails"
+        if beyond:
+            notes.extend(ledger_failure_notes(s, mine, theirs))
+        if not beyond and (
+            mine.get("assistant") != theirs.get("assistant")
+            or mine.get("content_after") != theirs.get("content_after")
         ):
             return (
                 (
@@ -547,9 +565,11 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                 notes,
             )
         if not mine.get("killed"):
-            problem = results_problem(mine.get("results") or [], theirs.get("results") or [])
+            problem = results_problem(mine.get("results") or [], theirs.get("results") or [], beyond)
             if problem:
                 return problem, notes
+            if beyond:
+                continue
             if mine.get("branches") != theirs.get("branches"):
                 took = [RECONCILE_LINES.get(b, b) for b in mine.get("branches") or []]
                 return (
@@ -562,3 +582,25 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                     notes,
                 )
     return None, notes
+
+
+def ledger_failure_notes(s: dict, mine: dict, theirs: dict) -> list[str]:
+    """💡 notes on a ledger write that failed after the tool ran (beyond the criterion, never ✗): the call reported
+    as failed although it ran, a different reply, no alert raised."""
+    failed_id = s["ledger_fails"]
+    mine_results = [
+        b for r in mine.get("results") or [] if isinstance(r, list) for b in r if isinstance(b, dict)
+    ]
+    lied = any(b.get("tool_use_id") == failed_id and b.get("is_error") for b in mine_results)
+    notes = []
+    if lied:
+        notes.append(texts.JUDGE_LEDGER_FAILED_IS_ERROR)
+    elif (mine.get("results"), mine.get("assistant"), mine.get("final")) != (
+        theirs.get("results"),
+        theirs.get("assistant"),
+        theirs.get("final"),
+    ) and results_problem(mine.get("results") or [], theirs.get("results") or []):
+        notes.append(texts.JUDGE_LEDGER_FAILED_OTHER)
+    if not lied and not mine.get("alerted") and not mine.get("error") and not mine.get("output"):
+        notes.append(texts.JUDGE_LEDGER_FAILED_SILENT)
+    return notes

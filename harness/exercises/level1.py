@@ -49,6 +49,14 @@ INSIGHT_CHOICES = {
     "C": "② では台帳ヒットになるので、記録された結果を再利用すればよい",
     "D": "① と ② では checkpoint.json が違うので、再開はどちらの瞬間かを見分けて別の分岐に入れる",
 }
+# Each choice's key clause, so a choice answered in its own words (not the letter) reads as that choice.
+INSIGHT_PHRASES = {
+    "A": ("もう一度実行すればよい", "再実行すればよい", "実行すればよい", "まだ走っていない"),
+    "B": ("区別がつかない", "区別できない", "区別は付かない", "区別はつかない", "見分けがつかない", "見分けられない",
+          "推測せず", "is_error で正直に", "cannot tell"),
+    "C": ("記録された結果を再利用", "再利用すればよい", "台帳ヒットになるので"),
+    "D": ("見分けて", "別の分岐に入れる", "checkpoint.json が違う"),
+}  # fmt: skip
 TOP_KEYS = {**{m: m for m in MOMENTS}, "same_disk_1_2": 0, "same_recovery_1_2": 0, "insight_1_2": 0}
 
 
@@ -225,6 +233,7 @@ def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
             {c: repr(c) for c in INSIGHT_CHOICES},
             {t: c for c, t in INSIGHT_CHOICES.items()},
             prefix=True,
+            phrases=INSIGHT_PHRASES,
         ),
         top.get("insight_1_2", MISSING),
         insight,
@@ -255,7 +264,8 @@ def pending_phrases(tool: str) -> dict:
     """pendingToolUse described in words: this turn's call (its tool or id, or the notebook's word), another turn's
     call, or nothing pending."""
     phrases: dict = {
-        PENDING_CALL: [PENDING_CALL, "pending call", "呼び出しが残"],
+        # the notebook's gloss: PENDING_CALL（このターンの呼び出しが残っている）
+        PENDING_CALL: [PENDING_CALL, "pending call", "呼び出しが残", "残っている", "残ってる", "残る"],
         OTHER_CALL: [],
         NULL: ["null", "none", "なし", "空", "残っていない", "残らない", "消え"],
     }

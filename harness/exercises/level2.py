@@ -170,19 +170,30 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
 
 
 # What a sentence says happens on --resume. HIT: the placeholder is hit and the tool never runs (what the disk shows);
-# MISS: a ledger miss, a re-run, a duplicate. A MISS word that is negated right after it (Japanese) or before it
-# (English) says HIT, and the other way round. Sentences about the fixed order are not read.
+# MISS: a ledger miss, a re-run, a duplicate, an is_error result. A word negated right after it (Japanese) or before it
+# (English), within its own stretch up to the next such word, says the other. A misconception stated and then denied
+# ("…と思うかもしれませんが、そうはなりません") is not read. Sentences about the fixed order are not read.
 HIT_WORDS = re.compile(
-    r"ヒット|\bhits?\b|完了扱い|実行済み|済み扱い|再利用|reuse\w*|treated\s+as\s+(?:done|complete)",
+    r"ヒット|\bhits?\b|完了扱い|実行済み|済み扱い|記録済み|再利用|スキップ|reuse\w*|"
+    r"treated\s+as\s+(?:done|complete\w*|finished|executed)",
     re.IGNORECASE,
 )
 HIT_ALWAYS = re.compile(  # these carry their own negation: never flipped
-    r"一度も|走っていない|実行されていない|never\s+(?:ran|run|runs|executed|written)|skipp\w*|飛ばされ",
+    r"一度も|走っていない|走らない|実行されていない|実行されない|実行しない|"
+    r"呼ばない|呼ばれない|呼ばれず|実行されず|走らず|本物と思い込|本物とみな|"
+    r"(?:never\s+(?:ran|run|runs|executed|written|called)|(?:is|was)(?:n't|\s+not)\s+(?:run|executed|called)|"
+    r"does(?:n't|\s+not)\s+(?:run|execute|call)\b(?:\s+(?:it|write_report|the\s+tool))?)(?:\s+again\b)?|"
+    r"skipp\w*|skips?\b|飛ばされ",
+    re.IGNORECASE,
+)
+MISS_ALWAYS = re.compile(  # a miss stated with its own negation: never flipped
+    r"見つからない|見つけられない|見つけられず|見つからず|cannot\s+find|can't\s+find|doesn't\s+find|"
+    r"does\s+not\s+find|not\s+found",
     re.IGNORECASE,
 )
 MISS_WORDS = re.compile(
     r"ミス|\bmiss(?:es|ed)?\b|再実行|実行し直|もう一度|もう[1１]回|再び|re-?runs?|re-?execut\w*|二重|[2２二]\s*回|"
-    r"\btwice\b|duplicat\w*|重複|\bagain\b",
+    r"\btwice\b|duplicat\w*|重複|\bagain\b|is_error|is\s+error",
     re.IGNORECASE,
 )
 JA_CLAUSE_END = re.compile(r"[。、，,.!?！？\n→]|ので|から|けど|けれど|ため|のに")
@@ -191,8 +202,17 @@ EN_NOT = re.compile(r"\b(?:not|never|no|nothing|without)\b|n't", re.IGNORECASE)
 ABOUT_FIX = re.compile(
     r"修正|正しい順序|直した|直す|レッスンの順序|\bfix|correct\s+order|lesson'?s\s+order", re.IGNORECASE
 )
+DENIED = re.compile(  # "you might think X, but it does not happen": X is the misconception, denied
+    r"^[^。]*?(?:と思う|と考える|と思われる|と思いがち|と思った)[^。]*?(?:が|けど|けれど|ものの)[、,]?\s*"
+    r"(?:そう|実際に?)は?(?:なりません|ならない|ではありません|ではない|違います|違う|しません|しない)[。.]?"
+    r"|(?:you|one|we)\s+(?:might|may|could|would)\s+(?:think|expect|guess)\b[^.;]*?[,;]?\s*but\s+"
+    r"(?:it|that|this)\s+(?:does(?:n't|\s+not)|is(?:n't|\s+not)|won't|will\s+not)(?:\s+happen)?[.,;]?",
+    re.IGNORECASE,
+)
 TEMPLATE = re.compile(r"^[（(]?(?:なぜ|ここに書く)")
-WORDS = re.compile(f"{HIT_ALWAYS.pattern}|{HIT_WORDS.pattern}|{MISS_WORDS.pattern}", re.IGNORECASE)
+WORDS = re.compile(
+    f"{HIT_ALWAYS.pattern}|{MISS_ALWAYS.pattern}|{HIT_WORDS.pattern}|{MISS_WORDS.pattern}", re.IGNORECASE
+)
 
 
 def consequence(text: str) -> tuple[str | None, str | None]:
@@ -201,11 +221,17 @@ def consequence(text: str) -> tuple[str | None, str | None]:
     for sentence in re.split(r"(?<=[。.!?！？\n])", text):
         if ABOUT_FIX.search(sentence):
             continue
-        for found in WORDS.finditer(sentence):
+        sentence = DENIED.sub("", sentence)
+        found_all = list(WORDS.finditer(sentence))
+        for i, found in enumerate(found_all):
             word = found.group(0)
-            after = JA_CLAUSE_END.split(sentence[found.end() :], maxsplit=1)[0]
-            before = re.split(r"[,;:、。]", sentence[max(0, found.start() - 30) : found.start()])[-1]
-            negated = not HIT_ALWAYS.fullmatch(word) and bool(JA_NOT.search(after) or EN_NOT.search(before))
+            # A negation belongs to the nearest word: after it up to the next word, before it back to the last one.
+            stop = found_all[i + 1].start() if i + 1 < len(found_all) else len(sentence)
+            after = JA_CLAUSE_END.split(sentence[found.end() : stop], maxsplit=1)[0]
+            back = found_all[i - 1].end() if i else 0
+            before = re.split(r"[,;:、。]", sentence[max(back, found.start() - 30) : found.start()])[-1]
+            fixed = bool(HIT_ALWAYS.fullmatch(word) or MISS_ALWAYS.fullmatch(word))
+            negated = not fixed and bool(JA_NOT.search(after) or EN_NOT.search(before))
             says_hit = bool(HIT_ALWAYS.fullmatch(word) or HIT_WORDS.fullmatch(word)) != negated
             start = max((m.end() for m in re.finditer(r"[、。,.;:\n]", sentence[: found.start()])), default=0)
             end = re.search(r"[、。,.;:\n]|$", sentence[found.end() :]).start() + found.end()
@@ -218,17 +244,22 @@ def consequence(text: str) -> tuple[str | None, str | None]:
 
 
 def read_explanation(verdict: Verdict, explanation: object) -> None:
-    """完了基準「帰結の説明」: the structured answers say it; the text, where one is written, must not say the opposite
-    (✗) or both (asked, never accepted). An empty or template text leaves it to the structured answers."""
+    """完了基準「帰結の説明」, an item of its own: the text must state the consequence on --resume (ledger hit, result
+    reused, not re-run, a call that never ran treated as completed). Empty or the template is 未回答; saying the
+    opposite is ✗ with what the disk shows; saying both, or neither, is asked (never accepted)."""
+    what = texts.JUDGE_EXPLANATION_WHAT
     if not isinstance(explanation, str) or not explanation.strip() or TEMPLATE.match(explanation.strip()):
+        verdict.unanswered(what, texts.JUDGE_EXPLANATION_EMPTY)
         return
     hit, miss = consequence(explanation)
     if miss and hit:
-        verdict.unanswered(
-            texts.JUDGE_EXPLANATION_WHAT, texts.JUDGE_EXPLANATION_BOTH.format(hit=hit, miss=miss)
-        )
+        verdict.unanswered(what, texts.JUDGE_EXPLANATION_BOTH.format(hit=hit, miss=miss))
     elif miss:
         verdict.fail(texts.JUDGE_EXPLANATION_WRONG.format(said=miss))
+    elif hit:
+        verdict.ok(f"{what}: 「{hit}」")
+    else:
+        verdict.unanswered(what, texts.JUDGE_EXPLANATION_VAGUE)
 
 
 def check_level2_fix(

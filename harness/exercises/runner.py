@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import json
+import linecache
 import math
 import os
 import resource
@@ -249,6 +250,8 @@ def step(fn, s: dict, workdir: Path, resume: bool) -> dict:
     def listen(event) -> None:
         if event.kind == "reconcile":
             facts["branches"].append(event.data.get("branch"))
+        if event.kind == "ledger_write_failed":
+            facts["alerted"] = True  # the lesson's alert when the ledger cannot be written
         if event.kind == "tool_start":
             IN_EXECUTE[0] = True  # execute_tool is running this tool: its impl is the real one
             inflight.append(event.data.get("id"))
@@ -453,6 +456,8 @@ def load(source: str, name: str | None):
     namespace: dict = {"__name__": "__learner__"}
     exec(compile(PRELUDE, "<prelude>", "exec"), namespace)  # noqa: S102
     before = set(namespace)
+    # The cell's lines, so an error's line number comes with the line itself (compile() alone keeps no source).
+    linecache.cache[SOURCE_NAME] = (len(source), None, source.splitlines(True), SOURCE_NAME)
     exec(compile(source, SOURCE_NAME, "exec"), namespace)  # noqa: S102
     if name and callable(namespace.get(name)):
         return namespace[name]
