@@ -161,10 +161,12 @@ class Question:
             return None
         choice, rest = letters[found.group(1)], found.group(2)
         second = re.match(
-            r"^(?:[,、/・&+.:：]|と|か|または|や|もしくは|or\b|and\b)?\s*([a-z])(?![a-z0-9_])", rest
+            r"^(?:[,、/・&+.:：]|と|か|または|や|もしくは|or\b|and\b)?\s*([a-z])(?![a-z0-9_])(?!\s+[a-z])",
+            rest,
         )
-        if second and second.group(1) in letters and letters[second.group(1)] != choice:
-            both = " と ".join(self.words.get(v, repr(v)) for v in (choice, letters[second.group(1)]))
+        other = second.group(1) if second else self.hedged_letter(text, found.group(1))
+        if other in letters and letters[other] != choice:
+            both = " と ".join(self.words.get(v, repr(v)) for v in (choice, letters[other]))
             return None, f"{show(text)} は {both} の2つを挙げています。1つだけ選んでください"
         for alias, value in [*self.aliases.items(), *((w, v) for v, ws in self.phrases.items() for w in ws)]:
             head = re.split(r"[。.]", alias)[0]
@@ -174,6 +176,21 @@ class Question:
                     f"{show(text)} は {self.words.get(choice, choice)} を選んでいますが、理由は別の選択肢のものです",
                 )
         return choice, None
+
+    @staticmethod
+    def hedged_letter(text: str, first: str) -> str | None:
+        """Another choice letter further on that is not denied ("Bか、もしかするとA", "B, or perhaps A"; not
+        "B（Aではない）", "B, not D", nor an English article "a" before a word), lower-cased; else None."""
+        plain = unicodedata.normalize("NFKC", text).strip()
+        for found in re.finditer(r"(?<![A-Za-z0-9_'])([A-Za-z])(?![A-Za-z0-9_'])(?!\s+[A-Za-z])", plain[1:]):
+            letter, at = found.group(1).casefold(), found.start() + 1
+            before, after = plain[max(0, at - 8) : at], plain[at + 1 : at + 9]
+            if letter == first or re.search(r"\bnot\s*$|n't\s*$", before, re.IGNORECASE):
+                continue
+            if re.match(r"\s*(?:で|じゃ|では)?(?:は)?(?:ない|なく|ありません)", after):
+                continue
+            return letter
+        return None
 
     def phrased(self, text: str) -> tuple[object, str | None] | None:
         """The answer in the lesson's or the notebook's words: (value, None) when it holds the words of exactly one
