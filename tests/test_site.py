@@ -43,13 +43,19 @@ def browser():
         assert refused == [], f"the site asked another host for: {refused[:5]}"
 
 
-def test_notebook_01_crashes_and_resumes_in_the_browser(site, browser):
+def ran_whole(browser, site: str, notebook: str) -> str:
+    """The notebook opened in the site and run whole; its text, after checking that no cell raised."""
     chromium, refused = browser
     context, page = sb.new_page(chromium, refused)
-    sb.open_notebook(page, site, "notebooks/01_run_first.ipynb")
+    sb.open_notebook(page, site, notebook)
     out = sb.text_of(sb.run_all(page))
     context.close()
     assert not any(mark in out for mark in TRACEBACK_MARKS), out[-3000:]
+    return out
+
+
+def test_notebook_01_crashes_and_resumes_in_the_browser(site, browser):
+    out = ran_whole(browser, site, "notebooks/01_run_first.ipynb")
     lines = out.splitlines()
     # the lesson's demo: killed after the ledger's record of write_report, resumed from the ledger
     assert "[kill] after-effect-write:3 で疑似キル" in lines, out
@@ -104,12 +110,7 @@ def stored_lines(notebook: str, marks: tuple[str, ...]) -> list[str]:
 def test_notebooks_beyond_the_lesson_run_in_the_browser_as_on_a_desktop(site, browser, notebook):
     """11 and 12 run whole in the kernel; every command they run ends as the real processes on a desktop ended
     (the same [done] line and exit code, in the same order), and the page says once that no process ran."""
-    chromium, refused = browser
-    context, page = sb.new_page(chromium, refused)
-    sb.open_notebook(page, site, notebook)
-    out = sb.text_of(sb.run_all(page))
-    context.close()
-    assert not any(mark in out for mark in TRACEBACK_MARKS), out[-3000:]
+    out = ran_whole(browser, site, notebook)
     marks = ("[done]", "EXIT=")
     expected = stored_lines(notebook, marks)
     assert len(expected) >= 4, expected  # the stored notebook was executed
@@ -122,12 +123,7 @@ def test_notebooks_beyond_the_lesson_run_in_the_browser_as_on_a_desktop(site, br
 def test_level_two_checks_run_in_the_browser_and_name_what_needs_a_laptop(site, browser):
     """The level-2 solution: (a)(b) are checked in the kernel and pass; (c) and (d), which run the answer as other
     processes, say so in one line instead of failing."""
-    chromium, refused = browser
-    context, page = sb.new_page(chromium, refused)
-    sb.open_notebook(page, site, "solutions/level2_reversed_ledger.ipynb")
-    out = sb.text_of(sb.run_all(page))
-    context.close()
-    assert not any(mark in out for mark in TRACEBACK_MARKS), out[-3000:]
+    out = ran_whole(browser, site, "solutions/level2_reversed_ledger.ipynb")
     assert "レベル2 (a)(b) 診断: 合格" in out, out
     assert "チェック自体が失敗しました" not in out, out
     # (c), (d) and show_repro: the one line, nothing run
