@@ -7,6 +7,7 @@ Used by tests/test_site.py and bench/site_load.py (nothing here decides what is 
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import socket
 import subprocess
@@ -81,14 +82,19 @@ def free_port() -> int:
 @contextlib.contextmanager
 def served(site: Path = SITE):
     """python3 -m http.server -d SITE on a free port of 127.0.0.1 (the README's command); yields the base URL."""
-    port = free_port()
+    # port 0: the server takes a free port itself and says which (no window in which another run could take it)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "http.server", "-b", "127.0.0.1", str(port), "-d", str(site)],
-        stdout=subprocess.DEVNULL,
+        [sys.executable, "-u", "-m", "http.server", "-b", "127.0.0.1", "0", "-d", str(site)],
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        text=True,
     )
-    base = f"http://127.0.0.1:{port}/"
     try:
+        said = proc.stdout.readline()  # "Serving HTTP on 127.0.0.1 port NNNNN (http://...) ..."
+        port = re.search(r" port (\d+)", said)
+        if port is None:
+            raise RuntimeError(f"http.server did not start: {said!r}")
+        base = f"http://127.0.0.1:{port.group(1)}/"
         deadline = time.monotonic() + 60
         while True:
             try:
