@@ -51,13 +51,13 @@ def main(paths: list[str]) -> None:
                 context.close()
                 continue
             t0 = time.monotonic()
-            sb.open_notebook(page, base, path)
-            sb.wait_kernel(page)
+            reloads = sb.open_notebook(page, base, path)
             t1 = time.monotonic()
             cells = sb.run_all(page)
             t2 = time.monotonic()
             errors = [o for c in cells for o in c["outputs"] if o["output_type"] == "error"]
             verdict = f"FAILED {errors[0]['ename']}: {errors[0]['evalue'][:200]}" if errors else "ok"
+            verdict += f" after {reloads} reload(s) of a kernel stuck connecting" if reloads else ""
             print(
                 f"{path}: cold {t2 - t0:.1f} s (kernel ready {t1 - t0:.1f} s), run {t2 - t1:.1f} s, {verdict}"
             )

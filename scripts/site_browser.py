@@ -31,12 +31,14 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 
-# Runs in the page: the notebook's kernel has started and is idle (window.jupyterapp: exposeAppInBrowser).
-KERNEL_IDLE = """() => {
-  const panel = window.jupyterapp.shell.currentWidget;
-  const kernel = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;
-  return !!kernel && kernel.status === 'idle';
+# Runs in the page: the open notebook's kernel, as "status/connectionStatus" ("idle/connected" once it has started),
+# or "no kernel" (window.jupyterapp: exposeAppInBrowser).
+KERNEL_STATE = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = panel && panel.sessionContext && panel.sessionContext.session && panel.sessionContext.session.kernel;
+  return kernel ? kernel.status + '/' + kernel.connectionStatus : 'no kernel';
 }"""
+KERNEL_IDLE = "() => (" + KERNEL_STATE + ")().startsWith('idle/')"
 # Runs in the page: run all cells.
 RUN_ALL = """async () => {
   await window.jupyterapp.commands.execute('notebook:run-all-cells');
@@ -138,13 +140,37 @@ def new_page(browser, refused: list[str]):
     return context, context.new_page()
 
 
-def open_notebook(page, base: str, path: str, timeout_s: float = 600) -> None:
+def open_notebook(page, base: str, path: str, timeout_s: float = 600, patience_s: float = 180) -> int:
+    """Open PATH in the site and wait until its kernel is idle. JupyterLite's kernel, when the page is not
+    cross-origin isolated (a plain static server), now and then stays at "connecting" for good; a learner then reloads
+    the page, and so does this, after PATIENCE_S, at most twice, saying so on stderr. Returns how many reloads it took;
+    on giving up, the error names the kernel's state and the page's last console lines."""
+    console: list[str] = []
+    page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
     page.goto(f"{base}lab/index.html?path={urllib.parse.quote(path)}", timeout=timeout_s * 1000)
-    page.wait_for_function(
-        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-        " && window.jupyterapp.shell.currentWidget.sessionContext",
-        timeout=timeout_s * 1000,
-    )
+    deadline = time.monotonic() + timeout_s
+    reloads = 0
+    while True:
+        try:
+            wait_kernel(page, max(1.0, min(patience_s, deadline - time.monotonic())))
+            return reloads
+        except (
+            Exception
+        ) as error:  # playwright's TimeoutError (playwright is imported by the callers, not here)
+            if type(error).__name__ != "TimeoutError":
+                raise
+            state = page.evaluate(KERNEL_STATE)
+            if reloads == 2 or time.monotonic() >= deadline:
+                tail = "\n".join(console[-20:])
+                raise TimeoutError(
+                    f"{path}: kernel not idle after {reloads} reloads ({state}); console:\n{tail}"
+                ) from None
+            reloads += 1
+            print(
+                f"site_browser: {path}: kernel {state} after {patience_s:.0f} s, reloading the page",
+                file=sys.stderr,
+            )
+            page.reload(timeout=timeout_s * 1000)
 
 
 def wait_kernel(page, timeout_s: float = 600) -> None:

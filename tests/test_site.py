@@ -3,6 +3,7 @@ served from 127.0.0.1 with every request to another host refused."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -43,13 +44,22 @@ def browser():
         assert refused == [], f"the site asked another host for: {refused[:5]}"
 
 
-def ran_whole(browser, site: str, notebook: str) -> str:
-    """The notebook opened in the site and run whole; its text, after checking that no cell raised."""
+@contextlib.contextmanager
+def opened(browser, site: str, notebook: str):
+    """The notebook opened in the site, in a fresh browser context (closed afterwards, whatever happened)."""
     chromium, refused = browser
     context, page = sb.new_page(chromium, refused)
-    sb.open_notebook(page, site, notebook)
-    out = sb.text_of(sb.run_all(page))
-    context.close()
+    try:
+        sb.open_notebook(page, site, notebook)
+        yield page
+    finally:
+        context.close()
+
+
+def ran_whole(browser, site: str, notebook: str) -> str:
+    """The notebook opened in the site and run whole; its text, after checking that no cell raised."""
+    with opened(browser, site, notebook) as page:
+        out = sb.text_of(sb.run_all(page))
     assert not any(mark in out for mark in TRACEBACK_MARKS), out[-3000:]
     return out
 
@@ -68,22 +78,20 @@ def test_notebook_01_crashes_and_resumes_in_the_browser(site, browser):
 
 
 def test_crash_lab_runs_moment_two_then_resumes_in_the_browser(site, browser):
-    chromium, refused = browser
-    context, page = sb.new_page(chromium, refused)
-    sb.open_notebook(page, site, "notebooks/crash_lab.ipynb")
-    out = sb.text_of(sb.run_all(page))
-    assert not any(mark in out for mark in TRACEBACK_MARKS), out[-3000:]
-    expect = sync_api.expect
-    page.wait_for_selector(".lab-view-effects", timeout=120_000)
-    assert page.get_by_label("本物のプロセス（SIGKILL）").count() == 0  # nothing to start or kill here
-    page.get_by_label("② ツール完了・台帳未記録").check()
-    page.get_by_label("write_report（3ターン目）").check()
-    page.locator("button.lab-run").click()
-    expect(page.locator(".lab-status")).to_contain_text("after-tool-run:3 で疑似キル", timeout=120_000)
-    at_moment_two_then_is_error(page)
-    expect(page.locator(".lab-transcript")).to_contain_text("write_report の実行状態が不明です")
-    expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")  # not run a second time
-    context.close()
+    with opened(browser, site, "notebooks/crash_lab.ipynb") as page:
+        out = sb.text_of(sb.run_all(page))
+        assert not any(mark in out for mark in TRACEBACK_MARKS), out[-3000:]
+        expect = sync_api.expect
+        page.wait_for_selector(".lab-view-effects", timeout=120_000)
+        assert page.get_by_label("本物のプロセス（SIGKILL）").count() == 0  # nothing to start or kill here
+        page.get_by_label("② ツール完了・台帳未記録").check()
+        page.get_by_label("write_report（3ターン目）").check()
+        page.locator("button.lab-run").click()
+        expect(page.locator(".lab-status")).to_contain_text("after-tool-run:3 で疑似キル", timeout=120_000)
+        at_moment_two_then_is_error(page)
+        expect(page.locator(".lab-transcript")).to_contain_text("write_report の実行状態が不明です")
+        # not run a second time
+        expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
 
 
 def at_moment_two_then_is_error(page) -> None:
@@ -183,15 +191,12 @@ def test_notebook_13_is_a_read_only_page_saying_why(site):
 def test_crash_lab_kills_the_interpreter_and_resumes_in_a_fresh_one(site, browser):
     """The browser's real kill: at ② the interpreter itself gets SIGKILL; the page restarts the kernel and opens the
     lab again in the new interpreter, on the folder the dead one left in /drive; 再開 then decides as after any ②."""
-    chromium, refused = browser
-    context, page = sb.new_page(chromium, refused)
-    sb.open_notebook(page, site, "notebooks/crash_lab.ipynb")
-    out = sb.text_of(sb.run_all(page))
-    assert not any(mark in out for mark in TRACEBACK_MARKS), out[-3000:]
-    page.wait_for_selector(".lab-view-effects", timeout=120_000)
-    sb.execute(page, "BEFORE_THE_KILL = 1")
-    sb.real_kill_at_moment_two(page)
-    # a new interpreter: what the old one held is gone; the folder on /drive is as the kill left it
-    assert sb.execute(page, "print('BEFORE_THE_KILL' in globals())").strip() == "False"
-    at_moment_two_then_is_error(page)
-    context.close()
+    with opened(browser, site, "notebooks/crash_lab.ipynb") as page:
+        out = sb.text_of(sb.run_all(page))
+        assert not any(mark in out for mark in TRACEBACK_MARKS), out[-3000:]
+        page.wait_for_selector(".lab-view-effects", timeout=120_000)
+        sb.execute(page, "BEFORE_THE_KILL = 1")
+        sb.real_kill_at_moment_two(page)
+        # a new interpreter: what the old one held is gone; the folder on /drive is as the kill left it
+        assert sb.execute(page, "print('BEFORE_THE_KILL' in globals())").strip() == "False"
+        at_moment_two_then_is_error(page)
