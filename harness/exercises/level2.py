@@ -215,13 +215,62 @@ WORDS = re.compile(
 )
 
 
-def consequence(text: str) -> tuple[str | None, str | None]:
-    """(a HIT phrase, a MISS phrase) the text states about the crashed prod run's --resume."""
-    hit = miss = None
-    for sentence in re.split(r"(?<=[。.!?！？\n])", text):
+# A claim that write_report really ran or that report.txt is there (the disk shows neither): a verb of running or of
+# the report being there, in a clause about write_report or report.txt, with no negation after it in its clause and not
+# framed as "before it ran", "treated as run", "if it had run", "as if".
+RAN_JA = re.compile(r"実行され(?:て|た|る|ます|ました)|走っ(?:て|た)|走る|書き出され")
+REPORT_JA = re.compile(
+    r"ある|あります|あった|できる|できます|できた|できて|残って|残る|書かれ|作られ|生成され|存在す"
+)
+RAN_FRAMED_JA = re.compile(
+    r"前|こと|もの|扱|とみな|と思|と記録|と報告|と表示|ふり|よう|はず|れば|たら|なら|べき|見え"
+)
+TOOL_JA = re.compile(r"write_report|ツール|レポート")
+NOT_THE_TOOL_JA = re.compile(r"save_effect|台帳|記録|execute_tool")
+RAN_EN = re.compile(
+    r"\b(?:write_report|the\s+tool|report\.txt)\s+(?:\w+ly\s+|already\s+|then\s+|still\s+)?"
+    r"(?:(?:is|was|gets|got|has\s+been|had\s+been|will\s+be|has|had)\s+(?:\w+ly\s+|already\s+)?"
+    r"(?:executed|run|ran|called|written|created|produced|there)|runs|ran|executes|exists|appears)\b",
+    re.IGNORECASE,
+)
+RAN_FRAMED_EN = re.compile(
+    r"\b(?:before|until|if|though|whether|without|instead|never|not|no|as\s+if|treated|pretend\w*|would|should)\b|n't",
+    re.IGNORECASE,
+)
+
+
+PHRASE_END = r"[、。,;:\n]|\.(?=\s|$)"  # a full stop, not the dot of report.txt
+
+
+def ran_claim(sentence: str) -> str | None:
+    """The clause of SENTENCE that states write_report ran or report.txt exists, if one does."""
+    for clause in re.split(r"[、,;:]|が、|but\b|and\s+then\b", sentence):
+        found = RAN_EN.search(clause)
+        if found and not RAN_FRAMED_EN.search(clause[: found.start()] + clause[found.end() :]):
+            return clause.strip()[:60]
+        at = clause.find("report.txt")
+        tail = clause[at + len("report.txt") :] if at >= 0 else ""
+        verb = ([None] + list(REPORT_JA.finditer(tail)))[
+            -1
+        ]  # the clause's last verb: 「書かれたものが残っている」
+        if verb and not JA_NOT.search(tail) and not RAN_FRAMED_JA.search(tail[verb.end() :]):
+            return clause.strip()[:60]
+        for found in RAN_JA.finditer(clause):
+            after, before = clause[found.end() :], clause[: found.start()]
+            about_the_tool = TOOL_JA.search(before) and not NOT_THE_TOOL_JA.search(before)
+            if about_the_tool and not JA_NOT.search(after) and not RAN_FRAMED_JA.search(after):
+                return clause.strip()[:60]
+    return None
+
+
+def consequence(text: str) -> tuple[str | None, str | None, str | None]:
+    """(a HIT phrase, a MISS phrase, a RAN phrase) the text states about the crashed prod run's --resume."""
+    hit = miss = ran = None
+    for sentence in re.split(r"(?<=[。!?！？\n])|(?<=\.)(?=\s|$)", text):  # not inside report.txt
         if ABOUT_FIX.search(sentence):
             continue
         sentence = DENIED.sub("", sentence)
+        ran = ran or ran_claim(sentence)
         found_all = list(WORDS.finditer(sentence))
         for i, found in enumerate(found_all):
             word = found.group(0)
@@ -233,29 +282,32 @@ def consequence(text: str) -> tuple[str | None, str | None]:
             fixed = bool(HIT_ALWAYS.fullmatch(word) or MISS_ALWAYS.fullmatch(word))
             negated = not fixed and bool(JA_NOT.search(after) or EN_NOT.search(before))
             says_hit = bool(HIT_ALWAYS.fullmatch(word) or HIT_WORDS.fullmatch(word)) != negated
-            start = max((m.end() for m in re.finditer(r"[、。,.;:\n]", sentence[: found.start()])), default=0)
-            end = re.search(r"[、。,.;:\n]|$", sentence[found.end() :]).start() + found.end()
+            start = max((m.end() for m in re.finditer(PHRASE_END, sentence[: found.start()])), default=0)
+            end = re.search(PHRASE_END + "|$", sentence[found.end() :]).start() + found.end()
             phrase = sentence[start:end].strip()[:60]
             if says_hit:
                 hit = hit or phrase
             else:
                 miss = miss or phrase
-    return hit, miss
+    return hit, miss, ran
 
 
 def read_explanation(verdict: Verdict, explanation: object) -> None:
     """完了基準「帰結の説明」, an item of its own: the text must state the consequence on --resume (ledger hit, result
     reused, not re-run, a call that never ran treated as completed). Empty or the template is 未回答; saying the
-    opposite is ✗ with what the disk shows; saying both, or neither, is asked (never accepted)."""
+    opposite is ✗ with what the disk shows; saying both, or a hit and also that write_report ran or report.txt is there,
+    or neither, is asked (never accepted)."""
     what = texts.JUDGE_EXPLANATION_WHAT
     if not isinstance(explanation, str) or not explanation.strip() or TEMPLATE.match(explanation.strip()):
         verdict.unanswered(what, texts.JUDGE_EXPLANATION_EMPTY)
         return
-    hit, miss = consequence(explanation)
+    hit, miss, ran = consequence(explanation)
     if miss and hit:
         verdict.unanswered(what, texts.JUDGE_EXPLANATION_BOTH.format(hit=hit, miss=miss))
-    elif miss:
-        verdict.fail(texts.JUDGE_EXPLANATION_WRONG.format(said=miss))
+    elif ran and hit:
+        verdict.unanswered(what, texts.JUDGE_EXPLANATION_HIT_AND_RAN.format(hit=hit, ran=ran))
+    elif miss or ran:
+        verdict.fail(texts.JUDGE_EXPLANATION_WRONG.format(said=miss or ran))
     elif hit:
         verdict.ok(f"{what}: 「{hit}」")
     else:
