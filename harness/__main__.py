@@ -27,6 +27,7 @@ from .store import append_line
 from .tools import TOOL_SCHEMAS
 from .transcript import print_transcript, terminal_safe, untrusted
 from .vocab import CHECKPOINT_FILE, CRASH_LABELS, DEFAULT_WORKDIR, EXIT_CRASHED, LABEL_AFTER_EVENT
+from .workdir import outputs_gone
 
 EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
 EXIT_ERROR = 1
@@ -201,6 +202,9 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
             main_beyond(options, run_from_env(options, env), real)
         else:
             main(options, env)
+        gone = outputs_gone(workdir)  # a finished task resumed after its output was removed: say so
+        if gone:
+            _say(texts.OUTPUTS_GONE.format(files=untrusted(", ".join(gone))), sys.stderr)
     except SimulatedCrash:
         return EXIT_CRASHED  # the [kill] line was printed by the crash event
     except KeyboardInterrupt:

@@ -12,6 +12,10 @@ SAMPLE_NOTES = """営業メモ 2026年11月
 """
 
 DONE_OK = "report.txt にレポートを書き出しました。タスク完了。"
+OUTPUTS_GONE = (
+    "注意: 台帳には write_report が {files} を書き出したと記録されていますが、いまはありません（あとから消されたようです）。"
+    "作り直すには --resume なしで最初から実行してください。"
+)
 DONE_UNKNOWN = "{name} の実行状態が不明です。report.txt を確認してください。"
 SCRIPT_EXHAUSTED = (
     "スクリプト化されたモデルのレスポンスは {first}〜{last} の{count}つだけです（{n}個目を要求されました）"
@@ -644,6 +648,10 @@ JUDGE_EXPLANATION_VAGUE = (
 JUDGE_EXPLANATION_BOTH = (
     "「{hit}」と「{miss}」の両方に読めます。再開したとき台帳ヒットして実行しないのか、再実行するのか、"
     "どちらか一方に書き直してください"
+)
+JUDGE_EXPLANATION_HIT_AND_RAN = (
+    "「{hit}」と書いたあとで「{ran}」とも読めます。ディスクでは write_report は一度も実行されず、report.txt は"
+    "ありませんでした。台帳ヒットのあと write_report は実行されるのか、どちらが起きるのかを書き直してください"
 )
 JUDGE_CELL_ENDLESS = (
     "答えのセルが {seconds:g} 秒以内に終わりませんでした（無限ループ？）。セルには関数の定義だけを書き、"

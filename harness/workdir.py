@@ -6,9 +6,9 @@ import os
 
 from . import texts
 from .errors import HarnessError
-from .store import fsync_folder, read_bytes, write_new_file
+from .store import fsync_folder, read_bytes, read_json, read_ledger, write_new_file
 from .tools import ensure_notes
-from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, MARKER_FILE
+from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, EFFECTS_FILE, MARKER_FILE
 
 
 def start_fresh(run) -> None:
@@ -57,3 +57,26 @@ def marks_our_folder(marker) -> bool:
         return read_bytes(marker) == texts.MARKER_TEXT.encode("utf-8")
     except OSError:  # missing, or files.UnsafeFile: a link, a folder, a FIFO, a hard link
         return False
+
+
+def outputs_gone(folder) -> list[str]:
+    """The files write_report wrote, as the ledger records it, that are no longer in FOLDER (removed after the run:
+    a finished task resumed then reports the model's recorded closing words, which name a file that is gone)."""
+    try:
+        effects = read_ledger(folder / EFFECTS_FILE)
+        messages = read_json(folder / CHECKPOINT_FILE, "")["messages"]
+        paths = [
+            block["input"]["path"]
+            for message in messages
+            if message["role"] == "assistant" and isinstance(message["content"], list)
+            for block in message["content"]
+            if block["type"] == "tool_use" and block["name"] == "write_report" and block["id"] in effects
+        ]
+        return [path for path in dict.fromkeys(paths) if not os.path.lexists(folder / path)]
+    except (
+        OSError,
+        HarnessError,
+        KeyError,
+        TypeError,
+    ):  # no checkpoint, another mode's files: nothing to say
+        return []

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from conftest import cli_in_process
 from harness import (
     TOOL_SCHEMAS,
     HarnessError,
@@ -16,8 +17,10 @@ from harness import (
     load_checkpoint,
     run_agent,
     save_checkpoint,
+    texts,
 )
 from harness.checkpoint import write_json_atomic
+from harness.vocab import SCENARIOS
 
 GOOD = {
     "version": 1,
@@ -396,3 +399,28 @@ def test_a_version_2_checkpoint_with_pending_calls_after_the_models_words_is_ref
     proc = run_cli(workdir, "--parallel", "--resume")
     assert proc.returncode == 1 and "最後が user" in proc.stderr, proc.stderr
     assert {p.name: p.read_bytes() for p in workdir.iterdir()} == before
+
+
+@pytest.mark.parametrize("flags", list(SCENARIOS.values()), ids=list(SCENARIOS))
+def test_a_finished_task_resumed_after_its_output_was_removed_says_the_file_is_gone(tmp_path, flags):
+    """--resume of a finished task reports the model's recorded closing words ("report.txt を書き出しました"); when a
+    file write_report wrote has been removed since, one more line says so and what to do, and nothing runs again."""
+    work = tmp_path / "work"
+    code, _, err = cli_in_process(*flags, "--workdir", str(work))
+    assert code == 0 and err == ""
+    written = [name for name in ("report.txt", "summary.txt") if (work / name).exists()]
+    assert written == (["report.txt", "summary.txt"] if "--parallel" in flags else ["report.txt"])
+    code, _, err = cli_in_process(*flags, "--resume", "--workdir", str(work))
+    assert code == 0 and err == ""  # everything still there: nothing to add
+    runs = (work / "tool-runs.log").read_bytes()
+    for gone in written:
+        (work / gone).unlink()
+        code, out, err = cli_in_process(*flags, "--resume", "--workdir", str(work))
+        assert code == 0 and "[done]" in out
+        lines = err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("注意: 台帳には write_report が"), err
+        missing = [name for name in written if not (work / name).exists()]
+        assert lines[0] == texts.OUTPUTS_GONE.format(files=", ".join(missing))
+        assert (work / "tool-runs.log").read_bytes() == runs and not (
+            work / gone
+        ).exists()  # nothing ran again
