@@ -156,6 +156,10 @@ class Question:
         if not letters:
             return None
         folded = unicodedata.normalize("NFKC", text).strip().casefold()
+        # a letter denied first is not the choice: "Dではなく B", "Dじゃなくて、B", "not D but B", "not D, B"
+        folded = re.sub(
+            r"^(?:[a-z]\s*(?:では|じゃ)(?:なくて?|ない)|not\s+[a-z]\s*(?:,\s*but|,|but))[、,]?\s*", "", folded
+        )
         found = re.match(r"^([a-z])(?![a-z0-9_])\s*(.*)$", folded, re.DOTALL)
         if not found or found.group(1) not in letters:
             return None
@@ -164,7 +168,7 @@ class Question:
             r"^(?:[,、/・&+.:：]|と|か|または|や|もしくは|or\b|and\b)?\s*([a-z])(?![a-z0-9_])(?!\s+[a-z])",
             rest,
         )
-        other = second.group(1) if second else self.hedged_letter(text, found.group(1))
+        other = second.group(1) if second else self.hedged_letter(folded, found.group(1))
         if other in letters and letters[other] != choice:
             both = " と ".join(self.words.get(v, repr(v)) for v in (choice, letters[other]))
             return None, f"{show(text)} は {both} の2つを挙げています。1つだけ選んでください"

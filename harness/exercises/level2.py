@@ -197,10 +197,27 @@ MISS_WORDS = re.compile(
     re.IGNORECASE,
 )
 JA_CLAUSE_END = re.compile(r"[。、，,.!?！？\n→]|ので|から|けど|けれど|ため|のに")
-JA_NOT = re.compile(r"ない|なく|なし|なら(?:ず|ない)|せず|れず|ません|では|じゃ")
+JA_NOT = re.compile(r"ない|なく|なし|なら(?:ず|ない)|せず|れず|おらず|ません|では|じゃ")
 EN_NOT = re.compile(r"\b(?:not|never|no|nothing|without)\b|n't", re.IGNORECASE)
 ABOUT_FIX = re.compile(
-    r"修正|正しい順序|直した|直す|レッスンの順序|\bfix|correct\s+order|lesson'?s\s+order", re.IGNORECASE
+    r"修正|正しい順序|直した|直す|直し方|レッスンの順序|\bfix|correct\s+order|lesson'?s\s+order|"
+    r"(?:もし|仮に)[^。]*?(?:順序|順番|実行が先|記録が後)[^。]*?(?:なら|れば|たら)|"
+    r"\bif\s+the\s+order\s+(?:were|was|is|had\s+been)\b",
+    re.IGNORECASE,
+)
+# A sentence going on about the fix just described ("こうすれば…", "With this fix …") is about the fix too.
+STILL_THE_FIX = re.compile(
+    r"^\s*(?:こうすれば|そうすれば|こうすると|そうすると|これなら|これで|そうなら|"
+    r"with\s+(?:this|that|the)\s+(?:fix|change|order)|this\s+way|that\s+way)",
+    re.IGNORECASE,
+)
+# A misconception in one sentence ("最初は…と思いました。") denied by the next ("でも違います。").
+THOUGHT = re.compile(r"と思|と考え|思って|\b(?:thought|assumed|expected|guessed)\b", re.IGNORECASE)
+DENIED_NEXT = re.compile(
+    r"^\s*(?:でも|しかし|ですが|だが|けれど|ところが|実際には|実際は)?[、,]?\s*(?:それは|そう|実際は)?\s*"
+    r"(?:違います|違う|違いました|ちがいます|そうではありません|そうではない|そうはなりません|間違いです|誤りです)"
+    r"|^\s*(?:but\s+)?(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+(?:true|right|the\s+case|what\s+happens))",
+    re.IGNORECASE,
 )
 DENIED = re.compile(  # "you might think X, but it does not happen": X is the misconception, denied
     r"^[^。]*?(?:と思う|と考える|と思われる|と思いがち|と思った)[^。]*?(?:が|けど|けれど|ものの)[、,]?\s*"
@@ -218,7 +235,9 @@ WORDS = re.compile(
 # A claim that write_report really ran or that report.txt is there (the disk shows neither): a verb of running or of
 # the report being there, in a clause about write_report or report.txt, with no negation after it in its clause and not
 # framed as "before it ran", "treated as run", "if it had run", "as if".
-RAN_JA = re.compile(r"実行され(?:て|た|る|ます|ました)|走っ(?:て|た)|走る|書き出され")
+RAN_JA = re.compile(
+    r"実行され(?:て|た|る|ます|ました)|走っ(?:て|た)|走る|書き出され|実行を終え|実行し終え|実行が終わっ|実行が完了し|走り終え"
+)
 REPORT_JA = re.compile(
     r"ある|あります|あった|できる|できます|できた|できて|残って|残る|書かれ|作られ|生成され|存在す"
 )
@@ -230,7 +249,9 @@ NOT_THE_TOOL_JA = re.compile(r"save_effect|台帳|記録|execute_tool")
 RAN_EN = re.compile(
     r"\b(?:write_report|the\s+tool|report\.txt)\s+(?:\w+ly\s+|already\s+|then\s+|still\s+)?"
     r"(?:(?:is|was|gets|got|has\s+been|had\s+been|will\s+be|has|had)\s+(?:\w+ly\s+|already\s+)?"
-    r"(?:executed|run|ran|called|written|created|produced|there)|runs|ran|executes|exists|appears)\b",
+    r"(?:executed|run|ran|called|written|created|produced|there)|runs|ran|executes|exists|appears)\b|"
+    r"\b(?:runs|ran|executes|executed|calls|called|re-?runs)\s+(?:write_report|the\s+tool)\b|"
+    r"\bend(?:s|ed)?\s+up\s+in\s+report\.txt",
     re.IGNORECASE,
 )
 RAN_FRAMED_EN = re.compile(
@@ -243,7 +264,9 @@ PHRASE_END = r"[、。,;:\n]|\.(?=\s|$)"  # a full stop, not the dot of report.t
 
 
 def ran_claim(sentence: str) -> str | None:
-    """The clause of SENTENCE that states write_report ran or report.txt exists, if one does."""
+    """The clause of SENTENCE that states write_report ran or report.txt exists, if one does (a quoted log line or
+    model's words, 「…」 or "…", is not a claim)."""
+    sentence = re.sub(r"「[^」]*」|『[^』]*』|\"[^\"]*\"|“[^”]*”", " ", sentence)
     for clause in re.split(r"[、,;:]|が、|but\b|and\s+then\b", sentence):
         found = RAN_EN.search(clause)
         if found and not RAN_FRAMED_EN.search(clause[: found.start()] + clause[found.end() :]):
@@ -266,8 +289,15 @@ def ran_claim(sentence: str) -> str | None:
 def consequence(text: str) -> tuple[str | None, str | None, str | None]:
     """(a HIT phrase, a MISS phrase, a RAN phrase) the text states about the crashed prod run's --resume."""
     hit = miss = ran = None
-    for sentence in re.split(r"(?<=[。!?！？\n])|(?<=\.)(?=\s|$)", text):  # not inside report.txt
-        if ABOUT_FIX.search(sentence):
+    text = re.sub(
+        r"\n(?!\s*(?:[-*・•]|\d+[.)]|\n|$))", " ", text
+    )  # a wrapped line goes on; a list item starts anew
+    sentences = re.split(r"(?<=[。!?！？\n])|(?<=\.)(?=\s|$)", text)  # not inside report.txt
+    about_fix = False
+    for i, sentence in enumerate(sentences):
+        about_fix = bool(ABOUT_FIX.search(sentence) or (about_fix and STILL_THE_FIX.search(sentence)))
+        following = next((s for s in sentences[i + 1 :] if s.strip()), "")
+        if about_fix or (THOUGHT.search(sentence) and DENIED_NEXT.search(following)):
             continue
         sentence = DENIED.sub("", sentence)
         ran = ran or ran_claim(sentence)
