@@ -13,7 +13,7 @@ SAMPLE_NOTES = """営業メモ 2026年11月
 
 DONE_OK = "report.txt にレポートを書き出しました。タスク完了。"
 OUTPUTS_GONE = (
-    "注意: 台帳には write_report が {files} を書き出したと記録されていますが、いまはありません（あとから消されたようです）。"
+    "注意: {files} はいまありません（台帳には write_report の記録があります）。"
     "作り直すには --resume なしで最初から実行してください。"
 )
 DONE_UNKNOWN = "{name} の実行状態が不明です。report.txt を確認してください。"

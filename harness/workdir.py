@@ -60,8 +60,9 @@ def marks_our_folder(marker) -> bool:
 
 
 def outputs_gone(folder) -> list[str]:
-    """The files write_report wrote, as the ledger records it, that are no longer in FOLDER (removed after the run:
-    a finished task resumed then reports the model's recorded closing words, which name a file that is gone)."""
+    """The files of the write_report calls the ledger records that are not in FOLDER: removed after the run (a finished
+    task resumed reports the model's recorded closing words, which name the file), or never written at all (a ledger
+    written before the tool ran, level 2's bug)."""
     try:
         effects = read_ledger(folder / EFFECTS_FILE)
         messages = read_json(folder / CHECKPOINT_FILE, "")["messages"]

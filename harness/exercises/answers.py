@@ -116,6 +116,10 @@ class Question:
             return read_null(given), None
         text = "null" if given is None else given
         if isinstance(text, str):
+            # a letter with its reason in parentheses, "B（…）": the reason may name another choice or contradict it
+            lettered = self.letter(LEAD.sub("", text.strip()) or text)
+            if lettered is not None and lettered[0] is None:
+                return lettered
             text = LEAD.sub("", plain_answer(text)) or text
             word = "null" if key(text) in NULL_SPELLINGS else key(text)
             if word in self.aliases:
@@ -184,12 +188,13 @@ class Question:
     @staticmethod
     def hedged_letter(text: str, first: str) -> str | None:
         """Another choice letter further on that is not denied ("Bか、もしかするとA", "B, or perhaps A"; not
-        "B（Aではない）", "B, not D", nor an English article "a" before a word), lower-cased; else None."""
+        "B（Aではない）", "B, not D", the lesson's 地点A / point A, nor an English article "a" before a word), lower-cased;
+        else None."""
         plain = unicodedata.normalize("NFKC", text).strip()
         for found in re.finditer(r"(?<![A-Za-z0-9_'])([A-Za-z])(?![A-Za-z0-9_'])(?!\s+[A-Za-z])", plain[1:]):
             letter, at = found.group(1).casefold(), found.start() + 1
             before, after = plain[max(0, at - 8) : at], plain[at + 1 : at + 9]
-            if letter == first or re.search(r"\bnot\s*$|n't\s*$", before, re.IGNORECASE):
+            if letter == first or re.search(r"\bnot\s*$|n't\s*$|地点\s*$|\bpoint\s*$", before, re.IGNORECASE):
                 continue
             if re.match(r"\s*(?:で|じゃ|では)?(?:は)?(?:ない|なく|ありません)", after):
                 continue

@@ -53,7 +53,8 @@ INSIGHT_CHOICES = {
 INSIGHT_PHRASES = {
     "A": ("もう一度実行すればよい", "再実行すればよい", "実行すればよい", "まだ走っていない"),
     "B": ("区別がつかない", "区別できない", "区別は付かない", "区別はつかない", "見分けがつかない", "見分けられない",
-          "推測せず", "is_error で正直に", "cannot tell"),
+          "推測せず", "is_error で正直に", "cannot tell", "can't tell", "cannot distinguish", "can't distinguish",
+          "indistinguishable", "no way to tell", "can't tell them apart", "cannot tell them apart"),
     "C": ("記録された結果を再利用", "再利用すればよい", "台帳ヒットになるので"),
     "D": ("見分けて", "別の分岐に入れる", "checkpoint.json が違う"),
 }  # fmt: skip

@@ -174,7 +174,7 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
 # (English), within its own stretch up to the next such word, says the other. A misconception stated and then denied
 # ("…と思うかもしれませんが、そうはなりません") is not read. Sentences about the fixed order are not read.
 HIT_WORDS = re.compile(
-    r"ヒット|\bhits?\b|完了扱い|実行済み|済み扱い|記録済み|再利用|スキップ|reuse\w*|"
+    r"ヒット|\bhits?\b(?![.\[(_])|完了扱い|実行済み|済み扱い|記録済み|再利用|スキップ|reuse\w*|"
     r"treated\s+as\s+(?:done|complete\w*|finished|executed)",
     re.IGNORECASE,
 )
@@ -205,6 +205,15 @@ ABOUT_FIX = re.compile(
     r"\bif\s+the\s+order\s+(?:were|was|is|had\s+been)\b",
     re.IGNORECASE,
 )
+# A counterfactual ("もし記録が無ければ…返していたはずだ", "if there were no record, it would …") says what does not happen.
+COUNTERFACTUAL = re.compile(
+    r"(?:もし|仮に)[^。]*?(?:はず|だろう|でしょう)|\bif\b[^.]*\b(?:were|had)\b[^.]*\bwould\b", re.IGNORECASE
+)
+# A story the disk contradicts besides a miss: the resume does not reconcile at all (there is a pending call).
+NO_RECONCILE_STORY = re.compile(
+    r"NO_RECONCILE|pendingToolUse\s*(?:が|は|も)\s*null\s*に?な|pendingToolUse\s+(?:is|becomes|was)\s+null",
+    re.IGNORECASE,
+)
 # A sentence going on about the fix just described ("こうすれば…", "With this fix …") is about the fix too.
 STILL_THE_FIX = re.compile(
     r"^\s*(?:こうすれば|そうすれば|こうすると|そうすると|これなら|これで|そうなら|"
@@ -221,7 +230,7 @@ DENIED_NEXT = re.compile(
 )
 DENIED = re.compile(  # "you might think X, but it does not happen": X is the misconception, denied
     r"^[^。]*?(?:と思う|と考える|と思われる|と思いがち|と思った)[^。]*?(?:が|けど|けれど|ものの)[、,]?\s*"
-    r"(?:そう|実際に?)は?(?:なりません|ならない|ではありません|ではない|違います|違う|しません|しない)[。.]?"
+    r"(?:そう|それ|これ|実際に?)は?(?:なりません|ならない|ではありません|ではない|違います|違う|しません|しない)[。.]?"
     r"|(?:you|one|we)\s+(?:might|may|could|would)\s+(?:think|expect|guess)\b[^.;]*?[,;]?\s*but\s+"
     r"(?:it|that|this)\s+(?:does(?:n't|\s+not)|is(?:n't|\s+not)|won't|will\s+not)(?:\s+happen)?[.,;]?",
     re.IGNORECASE,
@@ -239,7 +248,7 @@ RAN_JA = re.compile(
     r"実行され(?:て|た|る|ます|ました)|走っ(?:て|た)|走る|書き出され|実行を終え|実行し終え|実行が終わっ|実行が完了し|走り終え"
 )
 REPORT_JA = re.compile(
-    r"ある|あります|あった|できる|できます|できた|できて|残って|残る|書かれ|作られ|生成され|存在す"
+    r"ある|あります|あった|できる|できます|できた|できて|残って|残る|書かれ|書き出され|作られ|生成され|存在す"
 )
 RAN_FRAMED_JA = re.compile(
     r"前|こと|もの|扱|とみな|と思|と記録|と報告|と表示|ふり|よう|はず|れば|たら|なら|べき|見え"
@@ -251,7 +260,8 @@ RAN_EN = re.compile(
     r"(?:(?:is|was|gets|got|has\s+been|had\s+been|will\s+be|has|had)\s+(?:\w+ly\s+|already\s+)?"
     r"(?:executed|run|ran|called|written|created|produced|there)|runs|ran|executes|exists|appears)\b|"
     r"\b(?:runs|ran|executes|executed|calls|called|re-?runs)\s+(?:write_report|the\s+tool)\b|"
-    r"\bend(?:s|ed)?\s+up\s+in\s+report\.txt",
+    r"\bend(?:s|ed)?\s+up\s+(?:in|creating|writing)\s+report\.txt|\b(?:creat|writ)(?:es|ed|ing)\s+report\.txt|"
+    r"\bwrote\s+report\.txt",
     re.IGNORECASE,
 )
 RAN_FRAMED_EN = re.compile(
@@ -263,10 +273,17 @@ RAN_FRAMED_EN = re.compile(
 PHRASE_END = r"[、。,;:\n]|\.(?=\s|$)"  # a full stop, not the dot of report.txt
 
 
+# 「…、ということもない」: the clause before it is denied (dropped with it).
+NEGATED_AFTER = re.compile(
+    r"[^、,。]*[、,]\s*(?:という|って)?(?:こと|わけ)(?:も|は)?(?:ない|ありません|なかった)"
+)
+
+
 def ran_claim(sentence: str) -> str | None:
     """The clause of SENTENCE that states write_report ran or report.txt exists, if one does (a quoted log line or
     model's words, 「…」 or "…", is not a claim)."""
     sentence = re.sub(r"「[^」]*」|『[^』]*』|\"[^\"]*\"|“[^”]*”", " ", sentence)
+    sentence = NEGATED_AFTER.sub("", sentence)
     for clause in re.split(r"[、,;:]|が、|but\b|and\s+then\b", sentence):
         found = RAN_EN.search(clause)
         if found and not RAN_FRAMED_EN.search(clause[: found.start()] + clause[found.end() :]):
@@ -286,6 +303,13 @@ def ran_claim(sentence: str) -> str | None:
     return None
 
 
+def en_negated(before: str) -> bool:
+    """An English negation governs the word after it unless a new predicate starts in between ("a call that never
+    happened is treated as completed": "never" is not about "treated")."""
+    last = list(EN_NOT.finditer(before))
+    return bool(last) and not re.search(r"\b(?:is|are|was|were|gets|got|be|been)\b", before[last[-1].end() :])
+
+
 def consequence(text: str) -> tuple[str | None, str | None, str | None]:
     """(a HIT phrase, a MISS phrase, a RAN phrase) the text states about the crashed prod run's --resume."""
     hit = miss = ran = None
@@ -297,9 +321,17 @@ def consequence(text: str) -> tuple[str | None, str | None, str | None]:
     for i, sentence in enumerate(sentences):
         about_fix = bool(ABOUT_FIX.search(sentence) or (about_fix and STILL_THE_FIX.search(sentence)))
         following = next((s for s in sentences[i + 1 :] if s.strip()), "")
-        if about_fix or (THOUGHT.search(sentence) and DENIED_NEXT.search(following)):
+        if (
+            about_fix
+            or COUNTERFACTUAL.search(sentence)
+            or (THOUGHT.search(sentence) and DENIED_NEXT.search(following))
+        ):
             continue
         sentence = DENIED.sub("", sentence)
+        sentence = re.sub(r"かもしれ(?:ない|ません)", "かも", sentence)  # a hedge, not a negation
+        story = NO_RECONCILE_STORY.search(sentence)
+        if story and not JA_NOT.search(JA_CLAUSE_END.split(sentence[story.end() :], maxsplit=1)[0]):
+            miss = miss or sentence.strip()[:60]
         ran = ran or ran_claim(sentence)
         found_all = list(WORDS.finditer(sentence))
         for i, found in enumerate(found_all):
@@ -310,7 +342,9 @@ def consequence(text: str) -> tuple[str | None, str | None, str | None]:
             back = found_all[i - 1].end() if i else 0
             before = re.split(r"[,;:、。]", sentence[max(back, found.start() - 30) : found.start()])[-1]
             fixed = bool(HIT_ALWAYS.fullmatch(word) or MISS_ALWAYS.fullmatch(word))
-            negated = not fixed and bool(JA_NOT.search(after) or EN_NOT.search(before))
+            if HIT_ALWAYS.fullmatch(word) and (before.endswith("まだ") or re.match(r"\s*yet\b", after)):
+                continue  # "not yet run": the moment of the crash, not what the resume does
+            negated = not fixed and bool(JA_NOT.search(after) or en_negated(before))
             says_hit = bool(HIT_ALWAYS.fullmatch(word) or HIT_WORDS.fullmatch(word)) != negated
             start = max((m.end() for m in re.finditer(PHRASE_END, sentence[: found.start()])), default=0)
             end = re.search(PHRASE_END + "|$", sentence[found.end() :]).start() + found.end()
