@@ -214,6 +214,11 @@ NO_RECONCILE_STORY = re.compile(
     r"NO_RECONCILE|pendingToolUse\s*(?:が|は|も)\s*null\s*に?な|pendingToolUse\s+(?:is|becomes|was)\s+null",
     re.IGNORECASE,
 )
+# What places a statement at the resume: the consequence 完了基準 asks for is what --resume does.
+RESUME_CONTEXT = re.compile(
+    r"再開|resume|reconcile|再起動|復帰|restart|ヒット|\bhits?\b|再利用|reuse|\bagain\b|再実行|もう一度",
+    re.IGNORECASE,
+)
 # A sentence going on about the fix just described ("こうすれば…", "With this fix …") is about the fix too.
 STILL_THE_FIX = re.compile(
     r"^\s*(?:こうすれば|そうすれば|こうすると|そうすると|これなら|これで|そうなら|"
@@ -230,7 +235,7 @@ DENIED_NEXT = re.compile(
 )
 DENIED = re.compile(  # "you might think X, but it does not happen": X is the misconception, denied
     r"^[^。]*?(?:と思う|と考える|と思われる|と思いがち|と思った)[^。]*?(?:が|けど|けれど|ものの)[、,]?\s*"
-    r"(?:そう|それ|これ|実際に?)は?(?:なりません|ならない|ではありません|ではない|違います|違う|しません|しない)[。.]?"
+    r"(?:(?:そう|それ|これ|実際に?)は?)?(?:なりません|ならない|ではありません|ではない|違います|違う|しません|しない)[。.]?"
     r"|(?:you|one|we)\s+(?:might|may|could|would)\s+(?:think|expect|guess)\b[^.;]*?[,;]?\s*but\s+"
     r"(?:it|that|this)\s+(?:does(?:n't|\s+not)|is(?:n't|\s+not)|won't|will\s+not)(?:\s+happen)?[.,;]?",
     re.IGNORECASE,
@@ -245,10 +250,11 @@ WORDS = re.compile(
 # the report being there, in a clause about write_report or report.txt, with no negation after it in its clause and not
 # framed as "before it ran", "treated as run", "if it had run", "as if".
 RAN_JA = re.compile(
-    r"実行され(?:て|た|る|ます|ました)|走っ(?:て|た)|走る|書き出され|実行を終え|実行し終え|実行が終わっ|実行が完了し|走り終え"
+    r"実行され(?:て|た|る|ます|ました)|実行し(?:て|た|ます)|走っ(?:て|た)|走る|走り(?!終え)|書き出され|実行を終え|実行し終え|実行が終わっ|実行が完了し|走り終え"
 )
 REPORT_JA = re.compile(
-    r"ある|あります|あった|できる|できます|できた|できて|残って|残る|書かれ|書き出され|作られ|生成され|存在す"
+    r"ある|あります|あった|できる|できます|できた|できて|できあが|出来上が|残って|残る|書かれ|書き出され|作られ|生成され|"
+    r"作成され|存在す"
 )
 RAN_FRAMED_JA = re.compile(
     r"前|こと|もの|扱|とみな|と思|と記録|と報告|と表示|ふり|よう|はず|れば|たら|なら|べき|見え"
@@ -290,10 +296,10 @@ def ran_claim(sentence: str) -> str | None:
             return clause.strip()[:60]
         at = clause.find("report.txt")
         tail = clause[at + len("report.txt") :] if at >= 0 else ""
-        verb = ([None] + list(REPORT_JA.finditer(tail)))[
-            -1
-        ]  # the clause's last verb: 「書かれたものが残っている」
-        if verb and not JA_NOT.search(tail) and not RAN_FRAMED_JA.search(tail[verb.end() :]):
+        # the clause's last verb (「書かれたものが残っている」), and what follows it up to the clause's end
+        verb = ([None] + list(REPORT_JA.finditer(tail)))[-1]
+        after = JA_CLAUSE_END.split(tail[verb.end() :], maxsplit=1)[0] if verb else ""
+        if verb and not JA_NOT.search(after) and not RAN_FRAMED_JA.search(after):
             return clause.strip()[:60]
         for found in RAN_JA.finditer(clause):
             after, before = clause[found.end() :], clause[: found.start()]
@@ -316,7 +322,8 @@ def consequence(text: str) -> tuple[str | None, str | None, str | None]:
     text = re.sub(
         r"\n(?!\s*(?:[-*・•]|\d+[.)]|\n|$))", " ", text
     )  # a wrapped line goes on; a list item starts anew
-    sentences = re.split(r"(?<=[。!?！？\n])|(?<=\.)(?=\s|$)", text)  # not inside report.txt
+    # a sentence ends at 。, a line, a full stop (not the dot of report.txt), ?/! unless と quotes it (「…？と思った」)
+    sentences = re.split(r"(?<=[。\n])|(?<=\.)(?=\s|$)|(?<=[!?！？])(?!\s*(?:と|って))", text)
     about_fix = False
     for i, sentence in enumerate(sentences):
         about_fix = bool(ABOUT_FIX.search(sentence) or (about_fix and STILL_THE_FIX.search(sentence)))
@@ -344,6 +351,11 @@ def consequence(text: str) -> tuple[str | None, str | None, str | None]:
             fixed = bool(HIT_ALWAYS.fullmatch(word) or MISS_ALWAYS.fullmatch(word))
             if HIT_ALWAYS.fullmatch(word) and (before.endswith("まだ") or re.match(r"\s*yet\b", after)):
                 continue  # "not yet run": the moment of the crash, not what the resume does
+            clause_rest = re.split(PHRASE_END, sentence[found.end() :], maxsplit=1)[0]
+            if re.match(r"\s*(?:の|な)?(?:とき|時|場合)", after) or re.search(
+                r"(?:とき|時|場合)の分岐", clause_rest
+            ):
+                continue  # 「is_error は台帳ミスのときの分岐」: what a branch is, not what happens here
             negated = not fixed and bool(JA_NOT.search(after) or en_negated(before))
             says_hit = bool(HIT_ALWAYS.fullmatch(word) or HIT_WORDS.fullmatch(word)) != negated
             start = max((m.end() for m in re.finditer(PHRASE_END, sentence[: found.start()])), default=0)
@@ -353,6 +365,10 @@ def consequence(text: str) -> tuple[str | None, str | None, str | None]:
                 hit = hit or phrase
             else:
                 miss = miss or phrase
+    if not RESUME_CONTEXT.search(
+        text
+    ):  # the cause alone ("まだ実行されていないのに完了のレコード") is not the consequence
+        hit = None
     return hit, miss, ran
 
 

@@ -265,8 +265,9 @@ _DENY = re.compile(
 _AFFIRM = re.compile(
     r"^はい|^yes\b|^true$|^○$|^◯$|^ok$|ある|あり|同じ|同一|残っている|残ってる|残る|される|された|付く|つく"
 )
-_UNSURE = re.compile(
-    r"わから|分から|知らな|不明|どちらとも|どっちとも|かもしれ|unknown|not sure|don'?t know|\?$|？$"
+_UNSURE = re.compile(  # not sure, or a hedge ("たぶん", "maybe 2", "2回くらい?"): a prediction says one thing
+    r"わから|分から|知らな|不明|どちらとも|どっちとも|かもしれ|unknown|not sure|don'?t know|\?$|？$|"
+    r"たぶん|多分|おそらく|恐らく|\bmaybe\b|\bprobably\b|\bperhaps\b|くらい|ぐらい"
 )
 _CLAUSES = re.compile(r"[？?、,…/・]|かも|\bor\b|または|それとも")
 _NEGATED_NUMBER = re.compile(r"ではな|じゃな|\bnot\b")
@@ -308,7 +309,9 @@ def _numbers(text: str) -> set[int]:
 
 
 def _as_number(text: str) -> int | None:
-    """The one number a prediction names, or None (none, two different ones, or one it denies)."""
+    """The one number a prediction names, or None (none, two different ones, one it denies, or a hedge)."""
+    if _UNSURE.search(text):
+        return None
     if _NEVER.search(text) and _DENY.search(text):
         return 0
     if _NEGATED_NUMBER.search(text):
