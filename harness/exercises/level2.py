@@ -180,7 +180,8 @@ HIT_WORDS = re.compile(
 )
 HIT_ALWAYS = re.compile(  # these carry their own negation: never flipped
     r"一度も|走っていない|走らない|実行されていない|実行されない|実行しない|"
-    r"呼ばない|呼ばれない|呼ばれず|実行されず|走らず|本物と思い込|本物とみな|"
+    r"呼ばない|呼ばれない|呼ばれず|実行されず|走らず|走らせ(?:ず|ない)|実行せず|実行させ(?:ず|ない)|呼び出さ(?:ず|ない)|"
+    r"動かさ(?:ず|ない)|本物と思い込|本物とみな|"
     r"(?:never\s+(?:ran|run|runs|executed|written|called)|(?:is|was)(?:n't|\s+not)\s+(?:run|executed|called)|"
     r"does(?:n't|\s+not)\s+(?:run|execute|call)\b(?:\s+(?:it|write_report|the\s+tool))?)(?:\s+again\b)?|"
     r"skipp\w*|skips?\b|飛ばされ",
@@ -188,7 +189,10 @@ HIT_ALWAYS = re.compile(  # these carry their own negation: never flipped
 )
 MISS_ALWAYS = re.compile(  # a miss stated with its own negation: never flipped
     r"見つからない|見つけられない|見つけられず|見つからず|cannot\s+find|can't\s+find|doesn't\s+find|"
-    r"does\s+not\s+find|not\s+found",
+    r"does\s+not\s+find|not\s+found|"
+    # the resume stopping with an error (it does not: it ends as done), in its positive forms only
+    r"エラーで(?:止ま|終わ)(?:る|り|って|った)|エラーになって止ま|再開(?:は|が)失敗(?:する|し)|resume\s+fails|"
+    r"(?:stops|fails|ends)\s+with\s+an?\s+error",
     re.IGNORECASE,
 )
 MISS_WORDS = re.compile(
@@ -197,8 +201,12 @@ MISS_WORDS = re.compile(
     re.IGNORECASE,
 )
 JA_CLAUSE_END = re.compile(r"[。、，,.!?！？\n→]|ので|から|けど|けれど|ため|のに")
-JA_NOT = re.compile(r"ない|なく|なし|なら(?:ず|ない)|せず|れず|おらず|ません|では|じゃ")
-EN_NOT = re.compile(r"\b(?:not|never|no|nothing|without)\b|n't", re.IGNORECASE)
+JA_NOT = re.compile(
+    r"ない|なく|(?<!み)なし|なら(?:ず|ない)|せず|れず|おらず|ません|では|じゃ"
+)  # not 「みなして」
+EN_NOT = re.compile(
+    r"\b(?:not|never|no|nothing|nobody|without|instead\s+of|rather\s+than)\b|n't", re.IGNORECASE
+)
 ABOUT_FIX = re.compile(
     r"修正|正しい順序|直した|直す|直し方|レッスンの順序|\bfix|correct\s+order|lesson'?s\s+order|"
     r"(?:もし|仮に)[^。]*?(?:順序|順番|実行が先|記録が後)[^。]*?(?:なら|れば|たら)|"
@@ -207,7 +215,9 @@ ABOUT_FIX = re.compile(
 )
 # A counterfactual ("もし記録が無ければ…返していたはずだ", "if there were no record, it would …") says what does not happen.
 COUNTERFACTUAL = re.compile(
-    r"(?:もし|仮に)[^。]*?(?:はず|だろう|でしょう)|\bif\b[^.]*\b(?:were|had)\b[^.]*\bwould\b", re.IGNORECASE
+    r"(?:もし|仮に)[^。]*?(?:はず|だろう|でしょう)|\bif\b[^.]*\b(?:were|had)\b[^.]*\bwould\b|\bwould\s+have\s+\w+ed\b|"
+    r"\bwith\s+(?:the\s+)?(?:fix\w*|correct\s+order|right\s+order|execute-then-record)\b",
+    re.IGNORECASE,
 )
 # A story the disk contradicts besides a miss: the resume does not reconcile at all (there is a pending call).
 NO_RECONCILE_STORY = re.compile(
@@ -271,7 +281,8 @@ RAN_EN = re.compile(
     re.IGNORECASE,
 )
 RAN_FRAMED_EN = re.compile(
-    r"\b(?:before|until|if|though|whether|without|instead|never|not|no|as\s+if|treated|pretend\w*|would|should)\b|n't",
+    r"\b(?:before|until|if|though|whether|without|instead|never|not|no|nobody|nothing|as\s+if|treated|pretend\w*|"
+    r"would|should)\b|n't",
     re.IGNORECASE,
 )
 
