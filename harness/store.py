@@ -310,6 +310,10 @@ def checkpoint_problem(cp: object) -> str | None:
         problem = content_problem(m.get("content"), f"messages[{i}].content", m["role"])
         if problem:
             return problem
+        if m["content"] in ("", []) and not (i == len(messages) - 1 and m["role"] == "assistant"):
+            return _no(
+                "empty_content", i=i
+            )  # the API refuses it: only the model's closing words may be empty
         if not is_json_safe(m):
             return _no("not_json_safe", where=f"messages[{i}] に")
     uses = [b["id"] for m in messages for b in _blocks(m) if b["type"] == "tool_use"]

@@ -87,6 +87,7 @@ SHAPE_PROBLEMS = {
     "counts": "turns と tokensUsed は 0 以上の整数（10 の 100 乗未満）でなければなりません",
     "no_messages": "messages が空でない配列ではありません",
     "no_role": "messages[{i}] に role (user/assistant) がありません",
+    "empty_content": "messages[{i}].content が空です（API は空のメッセージを受け付けません。空でよいのは最後のモデルの言葉だけです）",
     "use_twice": "messages に同じ tool_use id {id} が2回あります",
     "pending_after_assistant": "pendingToolUse があるのに messages の最後が user のメッセージではありません",
     "id_used": "{where} の id {id} はこの会話ですでに使われています",

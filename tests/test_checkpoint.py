@@ -424,3 +424,53 @@ def test_a_finished_task_resumed_after_its_output_was_removed_says_the_file_is_g
         assert (work / "tool-runs.log").read_bytes() == runs and not (
             work / gone
         ).exists()  # nothing ran again
+
+
+@pytest.mark.parametrize(
+    "messages, empty",
+    [
+        ([{"role": "user", "content": ""}], 0),
+        ([{"role": "user", "content": []}], 0),
+        (_turns(([], [_text()])), 1),  # the model's turn with nothing in it, answered
+        (_turns(([_use("toolu_01")], [])), 2),  # the answer to a call, empty
+        ([*_turns(([_use("toolu_01")], [_result("toolu_01")])), {"role": "assistant", "content": []}], None),
+    ],
+    ids=[
+        "task as empty text",
+        "task as no blocks",
+        "an empty model turn",
+        "an empty answer",
+        "empty closing words",
+    ],
+)
+def test_an_empty_message_is_refused_unless_it_is_the_models_closing_words(tmp_path, messages, empty):
+    """The API refuses a message with empty content, so a checkpoint holding one could never be sent again; the
+    model's closing words may be empty (the loop saves a response with no text as it came, and never sends it)."""
+    path = tmp_path / "checkpoint.json"
+    path.write_text(json.dumps(_with(messages)), encoding="utf-8")
+    if empty is None:
+        assert load_checkpoint(path)["messages"] == messages
+    else:
+        with pytest.raises(HarnessError, match=re.escape(f"messages[{empty}].content が空です")):
+            load_checkpoint(path)
+
+
+def test_a_model_that_closes_with_no_words_leaves_a_checkpoint_that_loads_and_resumes(tmp_path):
+    """What the loop writes itself always loads: a response with an empty content list ends the task as done."""
+
+    class SaysNothing:
+        def __init__(self):
+            self.messages = self
+
+        def create(self, **_):
+            return {
+                "content": [],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 0},
+            }
+
+    run = Run(tmp_path / "work")
+    run.workdir.mkdir()
+    assert run_agent(run, SaysNothing(), tools=TOOL_SCHEMAS) == ""
+    assert load_checkpoint(run.checkpoint_path)["messages"][-1] == {"role": "assistant", "content": []}
+    assert run_agent(run, SaysNothing(), tools=TOOL_SCHEMAS, resume=True) == ""
