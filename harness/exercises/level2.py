@@ -174,12 +174,13 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
 # (English), within its own stretch up to the next such word, says the other. A misconception stated and then denied
 # ("…と思うかもしれませんが、そうはなりません") is not read. Sentences about the fixed order are not read.
 HIT_WORDS = re.compile(
-    r"ヒット|\bhits?\b(?![.\[(_])|完了扱い|実行済み|済み扱い|記録済み|再利用|スキップ|reuse\w*|"
+    r"ヒット|ひっと|\bhits?\b(?![.\[(_])|完了(?:扱|あつか)い|実行済み|済み扱い|記録済み|再利用|スキップ|reuse\w*|"
     r"treated\s+as\s+(?:done|complete\w*|finished|executed)",
     re.IGNORECASE,
 )
 HIT_ALWAYS = re.compile(  # these carry their own negation: never flipped
-    r"一度も|走っていない|走らない|実行されていない|実行されない|実行しない|"
+    r"一度も|一回も|[1１]回も|いちども|走っていない|走ってない|走らない|実行されていない|実行されてない|実行されない|"
+    r"実行しない|"
     r"呼ばない|呼ばれない|呼ばれず|実行されず|走らず|走らせ(?:ず|ない)|実行せず|実行させ(?:ず|ない)|呼び出さ(?:ず|ない)|"
     r"動かさ(?:ず|ない)|本物と思い込|本物とみな|"
     r"(?:never\s+(?:ran|run|runs|executed|written|called)|(?:is|was)(?:n't|\s+not)\s+(?:run|executed|called)|"
@@ -196,14 +197,14 @@ MISS_ALWAYS = re.compile(  # a miss stated with its own negation: never flipped
     re.IGNORECASE,
 )
 MISS_WORDS = re.compile(
-    r"ミス|\bmiss(?:es|ed)?\b|再実行|実行し直|もう一度|もう[1１]回|再び|re-?runs?|re-?execut\w*|二重|[2２二]\s*回|"
+    r"ミス|\bmiss(?:es|ed)?\b|再実[行効]|実行し直|もう一度|もう[1１]回|再び|re-?runs?|re-?execut\w*|二重|[2２二]\s*回|"
     r"\btwice\b|duplicat\w*|重複|\bagain\b|is_error|is\s+error",
     re.IGNORECASE,
 )
 JA_CLAUSE_END = re.compile(r"[。、，,.!?！？\n→]|ので|から|けど|けれど|ため|のに")
-JA_NOT = re.compile(
-    r"ない|なく|(?<!み)なし|なら(?:ず|ない)|せず|れず|おらず|ません|では|じゃ"
-)  # not 「みなして」
+JA_NOT = re.compile(  # not 「みなして」; 「…されるどころか」 denies what precedes it
+    r"ない|なく|(?<!み)なし|なら(?:ず|ない)|せず|れず|おらず|ません|では|じゃ|どころか"
+)
 EN_NOT = re.compile(
     r"\b(?:not|never|no|nothing|nobody|without|instead\s+of|rather\s+than)\b|n't", re.IGNORECASE
 )
@@ -267,7 +268,7 @@ REPORT_JA = re.compile(
     r"作成され|存在す"
 )
 RAN_FRAMED_JA = re.compile(
-    r"前|こと|もの|扱|とみな|と思|と記録|と報告|と表示|ふり|よう|はず|れば|たら|なら|べき|見え"
+    r"前|こと|もの|扱|とみな|と思|と記録|と報告|と表示|ふり|よう|はず|れば|たら|なら|べき|見え|どころか"
 )
 TOOL_JA = re.compile(r"write_report|ツール|レポート")
 NOT_THE_TOOL_JA = re.compile(r"save_effect|台帳|記録|execute_tool")
@@ -324,15 +325,21 @@ def en_negated(before: str) -> bool:
     """An English negation governs the word after it unless a new predicate starts in between ("a call that never
     happened is treated as completed": "never" is not about "treated")."""
     last = list(EN_NOT.finditer(before))
-    return bool(last) and not re.search(r"\b(?:is|are|was|were|gets|got|be|been)\b", before[last[-1].end() :])
+    if not last:
+        return False
+    between = before[last[-1].end() :]
+    if re.fullmatch(
+        r"nothing|nobody", last[-1].group(0), re.IGNORECASE
+    ):  # "Nothing is re-executed", "runs again"
+        return not re.search(r"\b(?:that|which|who|and|but)\b|[,;]", between)
+    return not re.search(r"\b(?:is|are|was|were|gets|got|be|been)\b", between)
 
 
 def consequence(text: str) -> tuple[str | None, str | None, str | None]:
     """(a HIT phrase, a MISS phrase, a RAN phrase) the text states about the crashed prod run's --resume."""
     hit = miss = ran = None
-    text = re.sub(
-        r"\n(?!\s*(?:[-*・•]|\d+[.)]|\n|$))", " ", text
-    )  # a wrapped line goes on; a list item starts anew
+    # a wrapped line goes on; a list item starts anew
+    text = re.sub(r"\n(?!\s*(?:[-*・•＊※●■◆▶]|\d+[.)]|[①-⑩]|\n|$))", " ", text)
     # a sentence ends at 。, a line, a full stop (not the dot of report.txt), ?/! unless と quotes it (「…？と思った」)
     sentences = re.split(r"(?<=[。\n])|(?<=\.)(?=\s|$)|(?<=[!?！？])(?!\s*(?:と|って))", text)
     about_fix = False
