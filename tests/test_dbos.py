@@ -1339,3 +1339,45 @@ def test_ctrl_c_before_the_workflow_exists_advises_the_fresh_start_that_then_fin
     again = harness(work)  # exactly what the line says
     assert again.returncode == 0, again.stderr
     assert tool_runs(work)[-1] == "write_report toolu_03"
+
+
+class _Dropped:
+    """A workflow handle whose first status read trips inside the engine's own code, as DBOS did once when the
+    PostgreSQL server went away mid-call (AttributeError "'NoneType' object has no attribute 'close'")."""
+
+    workflow_id = "sales-report"
+
+    def __init__(self):
+        self.reads = 0
+
+    def get_status(self):
+        self.reads += 1
+        if self.reads == 1:
+            raise AttributeError("'NoneType' object has no attribute 'close'")
+        return type("Status", (), {"status": "SUCCESS"})()
+
+    def get_result(self, polling_interval_sec=0.0):
+        return "done"
+
+
+@pytest.mark.parametrize("database_there", [False, True], ids=["server gone", "server there"])
+def test_an_engine_error_while_the_database_is_away_is_waited_out_not_called_the_workflows_failure(
+    monkeypatch, database_there
+):
+    """Such an error is the database's going away, not the task failing: the worker waits for the database as after
+    any outage (then the deadline's message names --resume), and only an error with the database there is the
+    workflow's own (reported as its failure)."""
+    from harness.beyond import dbos_worker
+    from harness.beyond.dbos_database import Database
+
+    waited = []
+    monkeypatch.setattr(dbos_worker, "ready", lambda db: None if database_there else "connection refused")
+    monkeypatch.setattr(dbos_worker, "await_database", lambda: waited.append(True))
+    db = Database(url="postgresql://u@/d?host=/tmp", shown="postgresql://u@/d?host=/tmp")
+    if database_there:
+        with pytest.raises(AttributeError):
+            dbos_worker.wait_for_result(_Dropped(), db, deadline=2.0)
+        assert waited == []
+    else:
+        assert dbos_worker.wait_for_result(_Dropped(), db, deadline=2.0) == "done"
+        assert waited == [True]

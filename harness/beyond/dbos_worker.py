@@ -18,7 +18,7 @@ from ..errors import HarnessError
 from ..run import Run
 from ..transcript import terminal_safe
 from ..vocab import DB_FILE
-from .dbos_database import DATABASE_ERRORS, Database, database_detail, file_id, is_away, probe, scrub
+from .dbos_database import DATABASE_ERRORS, Database, database_detail, file_id, is_away, probe, ready, scrub
 
 try:
     import fcntl
@@ -238,6 +238,20 @@ def wait_for_result(handle, db: Database, deadline: float) -> str:
             if not is_away(err, db):
                 stop_for_database(err)
             await_database()
+        except (
+            Exception
+        ):  # DBOS's own code tripping over a connection the server dropped ("'NoneType' ... 'close'")
+            if answers(db):
+                raise  # the database is there: the workflow itself failed
+            await_database()
+
+
+def answers(db: Database) -> bool:
+    """Whether the system database answers right now (after an error that may have been its going away)."""
+    try:
+        return ready(db) is None
+    except Exception:  # noqa: BLE001 (any way of not answering is "not now")
+        return False
 
 
 def _poll(handle, db: Database, deadline: float, watched) -> str:
