@@ -136,7 +136,7 @@ def in_browser(runs: int, cell: str = LAB_CELL.format("")) -> None:
 
     root = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(root / "tests"))
-    from test_browser import BIN, CHROMIUM, CHROMIUM_ARGS, free_port, serve  # the browser test's recipe
+    from test_browser import BIN, CHROMIUM, CHROMIUM_ARGS, serve  # the browser test's recipe
 
     results: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -152,13 +152,13 @@ def in_browser(runs: int, cell: str = LAB_CELL.format("")) -> None:
             "IPYTHONDIR": f"{tmp}/.state/ipython",
             "JUPYTER_PLATFORM_DIRS": "1",
         }
-        port = free_port()
-        proc = serve(
-            [str(BIN / "voila"), "nb.ipynb", "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1"],
+        proc, port = serve(
+            lambda port: [str(BIN / "voila"), "nb.ipynb", "--no-browser", f"--port={port}", "--Voila.port_retries=0",
+                          "--Voila.ip=127.0.0.1"],
             folder,
             env,
-            f"http://127.0.0.1:{port}/",
-        )
+            "/",
+        )  # fmt: skip
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

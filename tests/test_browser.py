@@ -72,16 +72,25 @@ def sandbox(tmp_path_factory):
     return root, env
 
 
-def serve(cmd: list[str], cwd: Path, env: dict, ready_url: str):
-    proc = subprocess.Popen(
-        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    try:
-        wait_for_http(ready_url, proc)
-    except Exception:
-        proc.kill()
-        raise
-    return proc
+def serve(command, cwd: Path, env: dict, ready_path: str) -> tuple[subprocess.Popen, int]:
+    """COMMAND(port) started on a free port, once READY_PATH answers there: (the server, its port). The server may not
+    move to another port (port_retries=0: it would answer where nobody looks), so a port that another run took between
+    free_port() and the server's bind ends the server, and the next free port is tried."""
+    for _ in range(5):
+        port = free_port()
+        proc = subprocess.Popen(
+            command(port), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        try:
+            wait_for_http(f"http://127.0.0.1:{port}{ready_path}", proc)
+            return proc, port
+        except RuntimeError as err:  # the server exited
+            if "in use" not in str(err) and "no available port" not in str(err):
+                raise
+        except Exception:
+            proc.kill()
+            raise
+    raise RuntimeError("five free ports were taken before the server could bind one")
 
 
 # The projector: 1920x1080 at 150 % zoom is a 1280x720 page drawn with 1.5 device pixels per CSS pixel.
@@ -275,13 +284,13 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
 def test_crash_lab_in_jupyterlab(sandbox):
     """At 1280x720 with the file browser open beside the notebook."""
     root, env = sandbox
-    port = free_port()
-    proc = serve(
-        [
+    proc, port = serve(
+        lambda port: [
             str(BIN / "jupyter"),
             "lab",
             "--no-browser",
             f"--port={port}",
+            "--ServerApp.port_retries=0",
             "--ip=127.0.0.1",
             "--allow-root",
             "--IdentityProvider.token=",
@@ -291,7 +300,7 @@ def test_crash_lab_in_jupyterlab(sandbox):
         ],
         root,
         env,
-        f"http://127.0.0.1:{port}/api/status",
+        "/api/status",
     )
     try:
         with sync_api.sync_playwright() as p:
@@ -328,18 +337,18 @@ def voila_top(page) -> None:
 def test_crash_lab_in_voila(sandbox):
     """The presenter notebook on a projector: 1920x1080 at 150 % zoom. The lab is the first thing on the screen."""
     root, env = sandbox
-    port = free_port()
-    proc = serve(
-        [
+    proc, port = serve(
+        lambda port: [
             str(BIN / "voila"),
             "crash_lab_presenter.ipynb",
             "--no-browser",
             f"--port={port}",
+            "--Voila.port_retries=0",
             "--Voila.ip=127.0.0.1",
         ],
         root,
         env,
-        f"http://127.0.0.1:{port}/",
+        "/",
     )
     try:
         with sync_api.sync_playwright() as p:
