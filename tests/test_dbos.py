@@ -15,6 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -1203,9 +1204,17 @@ def test_dbos_sqlite_locked_by_another_program_ends_within_the_deadline_and_resu
     else:
         worker = Worker(work, env={**env, "HARNESS_SLOW_MS": "500"})
         worker.wait_for("[step 2 記録]")
-        os.kill(worker.proc.pid, signal.SIGSTOP)  # mid-task when the lock is taken, however fast the machine
-        holder = sqlite3.connect(work / "dbos.sqlite", isolation_level=None, timeout=30)
-        holder.execute("BEGIN EXCLUSIVE")
+        holder = sqlite3.connect(work / "dbos.sqlite", isolation_level=None, timeout=1)
+        for _ in range(60):  # mid-task when the lock is taken, however fast the machine
+            os.kill(worker.proc.pid, signal.SIGSTOP)
+            try:
+                holder.execute("BEGIN EXCLUSIVE")
+                break
+            except sqlite3.OperationalError:  # stopped while holding the lock: let it finish
+                os.kill(worker.proc.pid, signal.SIGCONT)
+                time.sleep(0.05)
+        else:
+            pytest.fail("the worker never let go of dbos.sqlite")
         os.kill(worker.proc.pid, signal.SIGCONT)
         code, err = worker.finish(timeout=90), worker.err
     holder.execute("ROLLBACK")
