@@ -221,6 +221,11 @@ def _count(x: object) -> bool:
     return type(x) is int and 0 <= x < MAX_COUNT
 
 
+def _moment(x: object) -> bool:
+    """A ledger record's `at`: the lesson's Date.now() (integer ms) or time.time() (seconds) as a Python port writes."""
+    return _count(x) or (type(x) is float and 0 <= x < MAX_COUNT)
+
+
 def tool_use_problem(block: object, where: str) -> str | None:
     """What is wrong with a tool_use block (or a pending call: {id, name, input}), or None."""
     if not isinstance(block, dict):
@@ -413,7 +418,7 @@ def effects_problem(effects: object) -> str | None:
             return _no("record_incomplete", key=key)
         if not isinstance(entry["name"], str) or not NAME_PATTERN.fullmatch(entry["name"]):
             return _no("record_name", key=key)
-        if not _count(entry["at"]):
+        if not _moment(entry["at"]):
             return _no("record_at", key=key)
         if not is_json_safe(entry):
             return _no("not_json_safe", where=f"{key} のレコードに")

@@ -94,7 +94,7 @@ SHAPE_PROBLEMS = {
     "ledger_key": "キーが tool_use_id の形（英数字・_・-）ではありません",
     "record_incomplete": "{key} のレコードに name, result, at がそろっていません",
     "record_name": "{key} の name が文字列ではありません",
-    "record_at": "{key} の at が 0 以上の整数ではありません",
+    "record_at": "{key} の at が 0 以上の数（時刻）ではありません",
     "ledger_newer": "台帳にはこのチェックポイントが知らない呼び出し {ids} の記録があります（チェックポイントが台帳より古い）",
     "record_other_tool": "台帳の {id} は {name} の記録で、宙ぶらりんな呼び出し {pending} のものではありません",
     "response_not_object": "応答が JSON オブジェクトではありません",
@@ -472,6 +472,17 @@ DBOS_CANNOT_OPEN = (
     "システムデータベース {db} を使えません（{detail}）。\n"
     "URL とサーバーが動いているかを確かめてください。作業フォルダの dbos.sqlite が壊れているなら、"
     "中身を確かめてから削除し、--resume なしで最初からやり直してください。"
+)
+
+# ---- The prediction cells (harness.lab.check_prediction) ----------------------------------------------------------
+PREDICTION_RIGHT = "✓ {what}: 予想どおり {actual!r}{where}"
+PREDICTION_BLANK = "… {what}: 未記入です。予想を書いてから、もう一度このセルを実行してください。\n   実際は {actual!r}{where}"
+PREDICTION_WRONG = (
+    "✗ {what}: 予想は {prediction!r}、実際は {actual!r}{where}。なぜ違ったのかを考えてみてください。"
+)
+PREDICTION_HEDGED = (
+    "△ {what}: 予想 {prediction!r} は言い切っていません（「たぶん」「？」などつき）。実際は {actual!r}{where}。"
+    "次の予想は一つに決めて書いてみてください。"
 )
 
 # ---- Crash Lab (harness/lab/crashlab.py): the lines it adds to its views ----------------------------------------------

@@ -38,7 +38,8 @@ def assert_judged(row: dict, verdict) -> None:
     assert "（正しくは" not in report  # the answer only on request (show_answers=True)
 
 
-def predicted(row: dict) -> str:
+def predicted(row: dict) -> tuple[str, str]:
+    """The judge's reading of a prediction ("accept" or "reject") and what it printed."""
     from harness.lab import BRANCH_WORDS, check_prediction, false, null, true
 
     question = QUESTIONS[row["where"]]
@@ -48,18 +49,19 @@ def predicted(row: dict) -> str:
     try:
         given = eval(row["answer"], {"true": true, "false": false, "null": null})
     except (SyntaxError, NameError):
-        return "reject"  # Python stops the cell before the judge sees it
-    with contextlib.redirect_stdout(io.StringIO()):
-        return (
-            "accept"
-            if check_prediction(given, question["actual"], question["what"], accept=tuple(accept))
-            else "reject"
-        )
+        return "reject", ""  # Python stops the cell before the judge sees it
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        right = check_prediction(given, question["actual"], question["what"], accept=tuple(accept))
+    return ("accept" if right else "reject"), shown.getvalue()
 
 
 @pytest.mark.parametrize("row", rows("prediction"))
 def test_prediction_is_read_as_the_lesson_demands(row):
-    assert predicted(row) == row["label"], row["reason"]
+    label, shown = predicted(row)
+    assert label == row["label"], row["reason"] + "\n" + shown
+    for fragment in row.get("says", ()):
+        assert fragment in shown, fragment + "\n" + shown
 
 
 @pytest.mark.parametrize("row", rows("fix"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -174,9 +175,27 @@ def test_jail_kills_the_whole_group_at_its_time_limit(tmp_path):
         f"while not os.path.exists({str(pid_file)!r}): time.sleep(0.01)\n"
         "print('started', flush=True)\nwhile True: pass\n"
     )
-    done = run_jailed([sys.executable, "-c", code], timeout=8)
-    assert done.timed_out and done.returncode == -9 and done.stdout == "started\n"
+    done = run_jailed([sys.executable, "-c", code], timeout=2)
+    assert done.timed_out and done.returncode == -signal.SIGXCPU and done.stdout == "started\n"
     assert not alive(int(pid_file.read_text()))  # the grandchild ended with its group
+
+
+def test_the_script_time_limit_is_cpu_time_so_a_busy_machine_never_makes_a_script_endless():
+    done = run_jailed([sys.executable, "-c", "import time; time.sleep(3); print('done')"], timeout=1)
+    assert not done.timed_out and done.returncode == 0 and done.stdout == "done\n"
+
+
+def test_a_script_that_ignores_the_cpu_signal_is_still_stopped_and_not_taken_for_a_crash():
+    code = "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True: pass\n"
+    done = run_jailed([sys.executable, "-c", code], timeout=1)
+    assert done.timed_out and done.returncode == -signal.SIGKILL
+
+
+def test_a_script_that_sleeps_forever_is_stopped_on_the_clock():
+    done = run_jailed(
+        [sys.executable, "-c", "import time; print('zzz', flush=True); time.sleep(600)"], timeout=1
+    )
+    assert done.timed_out and done.returncode == -signal.SIGKILL and done.stdout == "zzz\n"
 
 
 def alive(pid: int) -> bool:

@@ -116,6 +116,23 @@ def test_the_command_line_prints_the_ledger_alert_on_stderr_and_finishes_the_tas
     assert "toolu_03" not in json.loads((workdir / "effects.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.parametrize("at", ["1700000000000", "1700000000.123"])
+def test_a_record_timed_in_ms_or_in_seconds_is_kept(workdir, at):
+    """The lesson's Date.now() (ms) or a Python port's time.time() (seconds, a float): both are a time."""
+    save_effect(
+        workdir / "effects.json", "toolu_01", {"name": "read_notes", "result": "x", "at": json.loads(at)}
+    )
+    assert load_effects(workdir / "effects.json")["toolu_01"]["at"] == json.loads(at)
+
+
+@pytest.mark.parametrize("at", ["-1", "-0.5", "true", '"1700000000000"', "null", "1e400"])
+def test_a_record_whose_at_is_not_a_time_is_refused_by_name(workdir, at):
+    data = '{"toolu_01": {"name": "read_notes", "result": "x", "at": ' + at + "}}"
+    (workdir / "effects.json").write_text(data, encoding="utf-8")
+    with pytest.raises(HarnessError, match="toolu_01 の at が 0 以上の数"):
+        load_effects(workdir / "effects.json")
+
+
 @pytest.mark.parametrize("value", [b"NaN", b"Infinity", b"-Infinity", b"1e400", b"-1e400", b'"\\ud800"'])
 @pytest.mark.parametrize("field", ["result", "note"])
 def test_a_value_json_or_utf8_cannot_carry_in_any_ledger_field_is_refused(workdir, field, value):

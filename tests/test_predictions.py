@@ -38,6 +38,26 @@ def test_a_yes_no_said_both_ways_or_not_at_all_is_not_right(given, capsys):
 
 @pytest.mark.parametrize(
     "given, actual",
+    [("消える", False), ("消えた", False), ("deleted", False), ("gone", False), ("it is removed", False),
+     ("消えない", True), ("消えていない", True), ("消えてない", True), ("消えません", True), ("not deleted", True),
+     ("wasn't removed", True), ("残らない", False), ("残っている", True)],
+)  # fmt: skip
+def test_the_words_for_gone_say_no_and_negated_say_yes(given, actual, capsys):
+    """Whether a file is still there: 消える / deleted say no; 消えない / "not deleted" say it stays."""
+    assert check_prediction(given, actual, "残っているか")
+    assert not check_prediction(given, not actual, "残っているか")
+
+
+@pytest.mark.parametrize("given", ["たぶん2", "maybe 2", "2回くらい?", "probably twice"])
+def test_a_hedged_prediction_is_not_taken_and_is_not_called_wrong(given, capsys):
+    assert not check_prediction(given, 2, "回数")
+    shown = capsys.readouterr().out
+    assert shown.startswith("△ 回数: ") and "言い切っていません" in shown and "実際は 2" in shown
+    assert "✗" not in shown and "なぜ違った" not in shown
+
+
+@pytest.mark.parametrize(
+    "given, actual",
     [("１回だけ", 1), ("ゼロ", 0), ("一度も呼ばれない", 0), ("HTTP 400", 400), ("EXIT=1", 1), ("6+1=7", 7),
      ("twice", 2), ("いっかい", 1), ("二回（理由つき）", 2)],
 )  # fmt: skip

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import os
 import signal
 import subprocess
@@ -23,7 +24,7 @@ from pathlib import Path
 
 # The limits the notebooks state (a test keeps the notebooks' text and these numbers the same).
 TIME_LIMIT_S = 5  # each run of a learner's function (one situation of the fix check)
-SCRIPT_TIME_LIMIT_S = 10  # each run of a learner's script as a process
+SCRIPT_TIME_LIMIT_S = 10  # each run of a learner's script as a process (CPU seconds)
 OUTPUT_LIMIT = 2000  # characters of a learner's output that a check shows; the rest is counted and dropped
 
 
@@ -258,7 +259,7 @@ def run_jailed(
         stuck = False
         try:
             wrapper.wait(
-                timeout=timeout + 30
+                timeout=wall_limit(timeout) + 30
             )  # the wrapper keeps the time limit; this only stops a stuck one
         except subprocess.TimeoutExpired:
             stuck = True
@@ -291,19 +292,43 @@ def run_jailed(
     )
 
 
+def wall_limit(time_limit: float) -> float:
+    """How long a run may take on the clock when its limit is on CPU time: a busy machine never makes a right answer
+    look endless, and a process that sleeps forever (using no CPU) is still stopped."""
+    return time_limit * 6 + 10
+
+
+def _cpu_limit(seconds: int):
+    import resource  # (not in the browser edition, which runs no script as a process)
+
+    return lambda: resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
+
+
 def _main(args: list[str]) -> int:
-    """The subreaper: run ARGV, stop it at the time limit, end every leftover, write what happened as JSON."""
+    """The subreaper: run ARGV, stop it at the time limit (CPU time, wall_limit on the clock), end every leftover,
+    write what happened as JSON."""
     limit, result, argv = float(args[0]), Path(args[1]), args[3:]
     become_subreaper()
-    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True)
+    cpu = math.ceil(limit)
+    child = subprocess.Popen(  # (this process runs no threads)
+        argv,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=_cpu_limit(cpu),  # noqa: PLW1509
+    )
     result.with_name("child.pid").write_text(str(child.pid), encoding="utf-8")
     timed_out = False
     try:
-        returncode = child.wait(timeout=limit)
+        returncode = child.wait(timeout=wall_limit(limit))
     except subprocess.TimeoutExpired:
         timed_out = True
         kill_group(child.pid)
         returncode = child.wait()
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if returncode in (-signal.SIGXCPU, -signal.SIGKILL) and used.ru_utime + used.ru_stime >= cpu - 0.5:
+        timed_out = True  # its CPU time ran out (SIGXCPU, or SIGKILL at the hard limit when it ignored that)
     leftovers = end_leftovers()
     result.write_text(
         json.dumps({"returncode": returncode, "timed_out": timed_out, "leftovers": leftovers}),

@@ -24,7 +24,15 @@ from ..transcript import untrusted
 from ..vocab import EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE
 from . import Verdict, internal_error, no_paths, scratch_dir
 from .answers import blank, show
-from .jail import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, outside, run_jailed, snapshot, watched_folders
+from .jail import (
+    OUTPUT_LIMIT,
+    SCRIPT_TIME_LIMIT_S,
+    outside,
+    run_jailed,
+    snapshot,
+    wall_limit,
+    watched_folders,
+)
 
 TITLE = "レベル2 (d) 再現スクリプト"
 CALLS = ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
@@ -497,11 +505,9 @@ def _where_it_crashed(what: str, order: str, n: int, runs: list[str], ledger: di
 def _judge_resume(order: str, work: Path) -> str | None:
     what = f"{ORDER_NAMES[order]}（REPRO_CRASH=3）のフォルダを --resume"
     try:
-        resume = run_harness(work, "--resume", timeout=SCRIPT_TIME_LIMIT_S)
+        resume = run_harness(work, "--resume", timeout=wall_limit(SCRIPT_TIME_LIMIT_S))
     except subprocess.TimeoutExpired:
-        return (
-            f"{what}: {SCRIPT_TIME_LIMIT_S} 秒以内に終わりませんでした（作業フォルダに何か置いていませんか）"
-        )
+        return f"{what}: {wall_limit(SCRIPT_TIME_LIMIT_S):g} 秒以内に終わりませんでした（作業フォルダに何か置いていませんか）"
     lines = resume.stdout.splitlines()
     runs = _runs(work)
     if resume.returncode != 0:
@@ -574,9 +580,9 @@ def _show(script: Path, workdir: Path, time_limit: float) -> None:
             continue
         print(f"$ python -m harness --workdir {work.as_posix()} --resume")
         try:
-            resume = run_harness(work, "--resume", timeout=time_limit)
+            resume = run_harness(work, "--resume", timeout=wall_limit(time_limit))
         except subprocess.TimeoutExpired:
-            print(f"（{time_limit:g} 秒で終わらなかったので打ち切りました）")
+            print(f"（{wall_limit(time_limit):g} 秒で終わらなかったので打ち切りました）")
             continue
         print(resume.stdout + resume.stderr, end="")
         print(f"EXIT={resume.returncode}")

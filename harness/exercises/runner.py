@@ -36,7 +36,7 @@ from ..store import dump_json
 from ..tools import TOOL_SCHEMAS, ToolError
 from ..vocab import EFFECTS_FILE, FIXED_TIME_MS, NOTES_FILE, TOOL_LOG_FILE
 from ..workdir import start_fresh
-from .jail import OUTPUT_LIMIT, become_subreaper, end_leftovers, kill_group
+from .jail import OUTPUT_LIMIT, become_subreaper, end_leftovers, kill_group, wall_limit
 
 # What the exercise notebook's first cell gives the answer cell (a test keeps the two the same).
 PRELUDE = """\
@@ -353,7 +353,9 @@ def run_child(fn, s: dict, workdir: Path, resume: bool, out: Path, time_limit: f
         finally:
             os._exit(code)
     loading = fn.load_limit * 2 if isinstance(fn, Cell) else 0
-    deadline = time.monotonic() + time_limit * 6 + 10 + loading  # a function that sleeps forever uses no CPU
+    deadline = (
+        time.monotonic() + wall_limit(time_limit) + loading
+    )  # a function that sleeps forever uses no CPU
     status = None
     while status is None:
         done, st = os.waitpid(pid, os.WNOHANG)

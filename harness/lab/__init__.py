@@ -260,15 +260,20 @@ _NUMBER_WORDS = {
 _COUNTER = r"(?:回|件|個|つ|行|ターン|度|times?|x)"
 _NEVER = re.compile(r"一度も|一回も|いちども|1度も|1回も|never")
 _DENY = re.compile(
-    r"ない|無い|なし|無し|ません|(?<!は)ず$|ぬ$|いいえ|違う|異なる|^no\b|^false$|^x$|^×$|^✗$|\bnot\b|消え"
+    r"ない|無い|なし|無し|ません|(?<!は)ず$|ぬ$|いいえ|違う|異なる|^no\b|^false$|^x$|^×$|^✗$|\bnot\b"
 )
+# the words for "it is gone": a no by themselves, a yes when negated (消えない, 消えていない, "not deleted")
+_GONE = re.compile(r"消え|\b(?:deleted|removed|gone|erased|wiped|disappear(?:s|ed)?)\b")
+_NEGATION = re.compile(r"ない|無い|ません|ず$|なかった|\bnot\b|n't\b|\bnever\b")
 _AFFIRM = re.compile(
     r"^はい|^yes\b|^true$|^○$|^◯$|^ok$|ある|あり|同じ|同一|残っている|残ってる|残る|される|された|付く|つく"
 )
-_UNSURE = re.compile(  # not sure, or a hedge ("たぶん", "maybe 2", "2回くらい?"): a prediction says one thing
-    r"わから|分から|知らな|不明|どちらとも|どっちとも|かもしれ|unknown|not sure|don'?t know|\?$|？$|"
+_HEDGE = (  # not sure, or a hedge ("たぶん", "maybe 2", "2回くらい?"): a prediction says one thing
+    r"わから|分から|知らな|どちらとも|どっちとも|かもしれ|not sure|don'?t know|\?$|？$|"
     r"たぶん|多分|おそらく|恐らく|\bmaybe\b|\bprobably\b|\bperhaps\b|くらい|ぐらい"
 )
+_UNSURE = re.compile(rf"{_HEDGE}|不明|unknown")  # (as a yes/no or a number; 05's branch unknown is a word)
+_HEDGED = re.compile(_HEDGE)
 _CLAUSES = re.compile(r"[？?、,…/・]|かも|\bor\b|または|それとも")
 _NEGATED_NUMBER = re.compile(r"ではな|じゃな|\bnot\b")
 _PARENS = re.compile(r"[（(][^（）()]*[）)]")
@@ -334,6 +339,8 @@ def as_bool(text: str) -> bool | None:
         clause = clause.strip()
         if clause in _WORDS and isinstance(_WORDS[clause], bool):
             said.add(_WORDS[clause])
+        elif _GONE.search(clause):
+            said.add(bool(_NEGATION.search(_GONE.sub(" ", clause))))
         elif _DENY.search(clause):
             said.add(False)
         elif _AFFIRM.search(clause):
@@ -406,17 +413,19 @@ def check_prediction(
     """
     where = f"（{evidence}）" if evidence else ""
     if prediction is Ellipsis or (isinstance(prediction, str) and not prediction.strip()):
-        print(f"… {what}: 未記入です。予想を書いてから、もう一度このセルを実行してください。")
-        print(f"   実際は {actual!r}{where}")
+        print(texts.PREDICTION_BLANK.format(what=what, actual=actual, where=where))
         return False
     try:
         right = _read_as(prediction, actual, tuple(accept))
     except Exception:  # noqa: BLE001 (a judge never raises: an odd object is simply not the value)
         right = False
     if right:
-        print(f"✓ {what}: 予想どおり {actual!r}{where}")
+        print(texts.PREDICTION_RIGHT.format(what=what, actual=actual, where=where))
         return True
-    print(f"✗ {what}: 予想は {prediction!r}、実際は {actual!r}{where}。なぜ違ったのかを考えてみてください。")
+    if isinstance(prediction, str) and _HEDGED.search(plain_answer(prediction)):
+        print(texts.PREDICTION_HEDGED.format(what=what, prediction=prediction, actual=actual, where=where))
+        return False
+    print(texts.PREDICTION_WRONG.format(what=what, prediction=prediction, actual=actual, where=where))
     return False
 
 
