@@ -48,6 +48,42 @@ def test_the_words_for_gone_say_no_and_negated_say_yes(given, actual, capsys):
     assert not check_prediction(given, not actual, "残っているか")
 
 
+@pytest.mark.parametrize(
+    "given, actual",
+    [("残らないことはない", True), ("なくならない", True), ("保存されないことはない", True), ("いいえ、保存される前に止まる", False),
+     ("it doesn't stay", False), ("no, it's gone", False), ("違わない", True), ("never deleted", True)],
+)  # fmt: skip
+def test_a_yes_no_turned_round_by_each_negation_is_read_as_meant(given, actual, capsys):
+    assert check_prediction(given, actual, "あるか") and not check_prediction(given, not actual, "あるか")
+
+
+@pytest.mark.parametrize("given", ["いいえ、残ります", "はい、消えます", "付かないとは言い切れない"])
+def test_a_yes_no_that_contradicts_itself_or_hedges_is_not_right(given, capsys):
+    assert not check_prediction(given, False, "あるか") and not check_prediction(given, True, "あるか")
+
+
+@pytest.mark.parametrize(
+    "given, actual",
+    [("通らない（400）", 400), ("0回、一度も", 0), ("two times", 2), ("it runs one time", 1),
+     ("at-least-once なので2回", 2)],
+)  # fmt: skip
+def test_a_count_said_in_a_sentence_or_alone_in_parentheses_is_read(given, actual, capsys):
+    assert check_prediction(given, actual, "回数") and not check_prediction(given, actual + 1, "回数")
+
+
+@pytest.mark.parametrize("given", ["≒2", "約2回", "about 2", "roughly 2"])
+def test_an_approximate_count_is_a_hedge(given, capsys):
+    assert not check_prediction(given, 2, "回数")
+    assert capsys.readouterr().out.startswith("△")
+
+
+@pytest.mark.parametrize(
+    "given", ["比例ではなく2乗", "2乗、比例ではない", "2乗, not 比例", "not 比例 but 2乗"]
+)
+def test_the_one_option_not_denied_is_the_answer(given, capsys):
+    assert check_prediction(given, "2乗", "増え方") and not check_prediction(given, "比例", "増え方")
+
+
 @pytest.mark.parametrize("given", ["たぶん2", "maybe 2", "2回くらい?", "probably twice"])
 def test_a_hedged_prediction_is_not_taken_and_is_not_called_wrong(given, capsys):
     assert not check_prediction(given, 2, "回数")

@@ -250,8 +250,9 @@ _offer_js_literals()
 
 # What a prediction may say, read the way a person writes it. A number: digits (full-width too), kanji 〇〜十, kana
 # and English words, with a counter or a unit around it ("1回だけ", "HTTP 400", "EXIT=1", "6+1=7"). A yes/no: the
-# words for yes and no, or a sentence that denies ("付かない", "残ってない", "いいえ、付きません"). Anything in
-# parentheses is the learner's reason and is not read. An answer that names two values is never read as one.
+# words for yes and no, or a verb turned round by each negation ("付かない", "消えない", "残らないことはない"). Anything
+# in parentheses is the learner's reason and is not read (but a number alone there is, when the rest names none).
+# An answer that names two values, or hedges ("たぶん", "≒2"), is never read as one; of "X ではなく Y", Y is read.
 _KANJI = {"〇": 0, "零": 0, **{c: i for i, c in enumerate("一二三四五六七八九十", start=1)}}
 _NUMBER_WORDS = {
     "zero": 0, "none": 0, "ゼロ": 0, "ぜろ": 0, "one": 1, "once": 1, "いっかい": 1, "いちど": 1, "いち": 1,
@@ -262,21 +263,32 @@ _NEVER = re.compile(r"一度も|一回も|いちども|1度も|1回も|never")
 _DENY = re.compile(
     r"ない|無い|なし|無し|ません|(?<!は)ず$|ぬ$|いいえ|違う|異なる|^no\b|^false$|^x$|^×$|^✗$|\bnot\b"
 )
-# the words for "it is gone": a no by themselves, a yes when negated (消えない, 消えていない, "not deleted")
-_GONE = re.compile(r"消え|\b(?:deleted|removed|gone|erased|wiped|disappear(?:s|ed)?)\b")
-_NEGATION = re.compile(r"ない|無い|ません|ず$|なかった|\bnot\b|n't\b|\bnever\b")
-_AFFIRM = re.compile(
-    r"^はい|^yes\b|^true$|^○$|^◯$|^ok$|ある|あり|同じ|同一|残っている|残ってる|残る|される|された|付く|つく"
+_AFFIRM = re.compile(r"^はい|^yes\b|^true$|^○$|^◯$|^ok$")
+# A yes/no said with a verb: a word that means yes (残る, 同じ, "stays") or no (消える, 違う, "deleted") by itself,
+# turned round by each negation after it (消えない: yes; 残らないことはない: yes; "it doesn't stay": no).
+_YES_WORD = re.compile(
+    r"ある|あり|あっ|残|同じ|同一|され|付|つく|つか|つき|書か|書き|保存|記録|"
+    r"\b(?:stays?|remains?|kept|keeps?|same|identical|exists?|there|saved|written|recorded|attached|survives?)\b"
 )
-_HEDGE = (  # not sure, or a hedge ("たぶん", "maybe 2", "2回くらい?"): a prediction says one thing
-    r"わから|分から|知らな|どちらとも|どっちとも|かもしれ|not sure|don'?t know|\?$|？$|"
-    r"たぶん|多分|おそらく|恐らく|\bmaybe\b|\bprobably\b|\bperhaps\b|くらい|ぐらい"
+_NO_WORD = re.compile(
+    r"消え|なくな|無くな|違う|違い|違わ|異な|"
+    r"\b(?:deleted|removed|gone|erased|wiped|disappear(?:s|ed)?|different|differs?)\b"
+)
+_NEGATION = re.compile(r"ない|無い|ません|(?<!は)ず|ぬ$|なかった|[るうくすつ]前に|\bnot\b|n't\b|\bnever\b")
+_HEDGE = (  # not sure, or a hedge ("たぶん", "maybe 2", "2回くらい?", "≒2"): a prediction says one thing
+    r"わから|分から|知らな|どちらとも|どっちとも|かもしれ|言い切れ|とは限らな|not sure|don'?t know|\?$|？$|"
+    r"たぶん|多分|おそらく|恐らく|\bmaybe\b|\bprobably\b|\bperhaps\b|くらい|ぐらい|≒|約\s*\d|およそ|"
+    r"\bapprox|\broughly\b|\babout\s*\d"
 )
 _UNSURE = re.compile(rf"{_HEDGE}|不明|unknown")  # (as a yes/no or a number; 05's branch unknown is a word)
 _HEDGED = re.compile(_HEDGE)
 _CLAUSES = re.compile(r"[？?、,…/・]|かも|\bor\b|または|それとも")
 _NEGATED_NUMBER = re.compile(r"ではな|じゃな|\bnot\b")
 _PARENS = re.compile(r"[（(][^（）()]*[）)]")
+_DENIED_OPTION = re.compile(
+    r"[^\s、,]+\s*(?:ではなく(?:て)?|じゃなく(?:て)?|ではない|じゃない)[\s、,]*|[\s、,]*\bnot\s+[^\s、,]+\s*,?\s*(?:but\s+)?"
+)
+_NUMBER_ALONE = re.compile(rf"^(?:http\s*)?\d+\s*(?:{_COUNTER}|エラー|error)?$")
 _ENDINGS = re.compile(r"(?:です|でした|だ|する|します|になる|になります|ます|。|!|！)+$")
 _GROWTH = {"2乗": re.compile(r"^(?:o\()?n\^?2\)?$|^quadratic$|^2次関数$|^二次関数$"),
            "比例": re.compile(r"^(?:o\()?n\)?$|^linear$|^線形に?$")}  # fmt: skip
@@ -294,9 +306,13 @@ _WORDS = {
 }
 
 
+def _fold(value: str) -> str:
+    return unicodedata.normalize("NFKC", value).strip().strip("\"'「」『』").strip().casefold()
+
+
 def plain_answer(value: str) -> str:
     """The answer without quotes, reasons in parentheses, and sentence endings; full-width folded, case folded."""
-    text = unicodedata.normalize("NFKC", value).strip().strip("\"'「」『』").strip().casefold()
+    text = _fold(value)
     inner = _PARENS.sub("", text).strip()
     return _ENDINGS.sub("", inner or text).strip()
 
@@ -310,42 +326,61 @@ def _numbers(text: str) -> set[int]:
     found = {int(d) for d in re.findall(r"\d+", text)}
     found |= {_KANJI[k] for k in re.findall(rf"([〇零一二三四五六七八九十])(?=\s*{_COUNTER}|$)", text)}
     found |= {n for word, n in _NUMBER_WORDS.items() if len(word) > 3 and not word.isascii() and word in text}
+    found |= {
+        n
+        for word, n in _NUMBER_WORDS.items()
+        if word.isascii() and re.search(rf"(?<![\w-]){word}(?![\w-])", text)
+    }
     return found
 
 
-def _as_number(text: str) -> int | None:
-    """The one number a prediction names, or None (none, two different ones, one it denies, or a hedge)."""
+def _as_number(text: str, raw: str = "") -> int | None:
+    """The one number a prediction names, or None (none, two different ones, one it denies, or a hedge).
+    raw is the prediction as written: a number alone in parentheses counts when the rest names none
+    ("通らない（400）")."""
     if _UNSURE.search(text):
         return None
-    if _NEVER.search(text) and _DENY.search(text):
-        return 0
+    if _NEVER.search(text):  # "一度も呼ばれない", "0回、一度も", "never": not once
+        return 0 if _numbers(_NEVER.sub(" ", text)) <= {0} else None
     if _NEGATED_NUMBER.search(text):
         return None
     found = _numbers(text)
+    if not found:
+        alone = [m for m in _PARENS.findall(_fold(raw)) if _NUMBER_ALONE.match(m[1:-1].strip())]
+        found = set().union(*(_numbers(m[1:-1]) for m in alone))
     if not found and _DENY.search(text) and not _AFFIRM.search(text):
         return 0  # "呼ばれない", "none": not once
     return found.pop() if len(found) == 1 else None
 
 
 def as_bool(text: str) -> bool | None:
-    """Yes or no, from the words for them or a sentence that denies; None when it says neither, or both ways in
-    two clauses ("ある…かも、ない？")."""
+    """Yes or no, from the words for them or a sentence with a verb; None when it says neither, or both ways in
+    two clauses ("ある…かも、ない？", "いいえ、残ります")."""
     if text in _WORDS and isinstance(_WORDS[text], bool):
         return _WORDS[text]
     if _UNSURE.search(text):
         return None
-    said = set()
-    for clause in _CLAUSES.split(text):
-        clause = clause.strip()
-        if clause in _WORDS and isinstance(_WORDS[clause], bool):
-            said.add(_WORDS[clause])
-        elif _GONE.search(clause):
-            said.add(bool(_NEGATION.search(_GONE.sub(" ", clause))))
-        elif _DENY.search(clause):
-            said.add(False)
-        elif _AFFIRM.search(clause):
-            said.add(True)
+    said = {_clause_says(clause.strip()) for clause in _CLAUSES.split(text)} - {None}
     return said.pop() if len(said) == 1 else None
+
+
+def _clause_says(clause: str) -> bool | None:
+    if clause in _WORDS and isinstance(_WORDS[clause], bool):
+        return _WORDS[clause]
+    yes, no = _YES_WORD.search(clause), _NO_WORD.search(clause)
+    if yes and no:
+        return None
+    if yes or no:
+        negations = len(_NEGATION.findall((_YES_WORD if yes else _NO_WORD).sub(" ", clause)))
+        return bool(yes) != (negations % 2 == 1)
+    negations = len(_NEGATION.findall(clause))
+    if negations:
+        return negations % 2 == 0  # "ない": no; "ないことはない": yes
+    if _DENY.search(clause):
+        return False
+    if _AFFIRM.search(clause):
+        return True
+    return None
 
 
 def _stem(text: str) -> str:
@@ -365,6 +400,11 @@ def _norm(value: object) -> object:
         for word, pattern in _GROWTH.items():
             if pattern.match(whole) or pattern.match(re.sub(r"\s+", "", text)):
                 return word
+        kept = _DENIED_OPTION.sub(" ", text).strip(
+            " 、,"
+        )  # "比例ではなく2乗", "2乗, not 比例": the one not denied
+        if kept and kept != text and not _DENIED_OPTION.search(kept):
+            return _norm(kept)
         pasted = _LOG_PREFIX.match(text)
         if pasted:
             text = _CALL.sub("", text[pasted.end() :], count=1)
@@ -383,7 +423,7 @@ def _same(prediction: object, actual: object) -> bool:
         if isinstance(actual, bool):
             return as_bool(text) is actual
         if isinstance(actual, int):
-            return _as_number(text) == actual
+            return _as_number(text, prediction) == actual
         if actual is None:
             return _norm(prediction) is None
     a, b = _norm(prediction), _norm(actual)
@@ -434,8 +474,8 @@ def check_prediction(
 # tool_use_id=... name=..." head) and each part of it that no other branch's line holds (a part of the line, or two
 # parts next to each other, e.g. "再実行しない", "is_error を追加", "台帳ヒット、結果を再利用").
 _SHORT_WORDS = {
-    "hit": ("台帳ヒット", "ヒット", "再利用"),
-    "rerun": ("再実行", "読み取り専用", "読み取り専用の再実行"),
+    "hit": ("台帳ヒット", "ヒット", "再利用", "ledger hit", "cache hit"),
+    "rerun": ("再実行", "読み取り専用", "読み取り専用の再実行", "re-run", "run again"),
     "unknown": ("判断不能", "is_error", "不明"),
     "asked-done": ("問い合わせ→実行済み→再利用", "実行済み"),
     "asked-run": ("問い合わせ→未実行→実行", "未実行"),
