@@ -77,6 +77,25 @@ def loose(text: object) -> str:
     return key(text).replace("_", "").replace("-", "")
 
 
+# A choice's word said only to deny it ("ヒットしない", "not a rerun") does not name that choice; denied twice
+# ("ヒットしないということはない") it does.
+_DENIED_AFTER = re.compile(r"^(?:に|が|は|と)?(?:し|せ|され|でき|なら|なさ)?(?:ない|ず|なかった|ません|なく)")
+_DENIED_BEFORE = re.compile(r"(?:not|no|never|n't|nota|notan|notthe)$")
+_DENIED_AGAIN = re.compile(r"(?:という)?(?:こと|わけ)(?:は|では|でも)?(?:ない|なく|ありません)")
+
+
+def said_plainly(said: str, word: str) -> bool:
+    """Whether the (loose) answer holds the (loose) word at least once without denying it."""
+    at = said.find(word)
+    while at >= 0 and word:
+        after, before = said[at + len(word) :], said[:at]
+        denied = _DENIED_AFTER.match(after) or _DENIED_BEFORE.search(before)
+        if not denied or _DENIED_AGAIN.match(after[denied.end() :] if _DENIED_AFTER.match(after) else after):
+            return True
+        at = said.find(word, at + 1)
+    return False
+
+
 def show(value: object, limit: int = 120) -> str:
     """A learner's value as Python shows it (quotes on strings, so 'False' and False look different), cut."""
     text = "..." if blank(value) else repr(value)
@@ -206,7 +225,9 @@ class Question:
         value (self.phrases: value -> words; a word inside a longer matched word of another value does not count);
         (None, a question) when it reads as two; None when it reads as none."""
         said = loose(text)
-        matched = {(loose(w), v) for v, words in self.phrases.items() for w in words if loose(w) in said}
+        matched = {
+            (loose(w), v) for v, words in self.phrases.items() for w in words if said_plainly(said, loose(w))
+        }
         hits = {
             v for w, v in matched if not any(w != longer and w in longer and u != v for longer, u in matched)
         }

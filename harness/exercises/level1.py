@@ -266,9 +266,33 @@ def pending_phrases(tool: str) -> dict:
     call, or nothing pending."""
     phrases: dict = {
         # the notebook's gloss: PENDING_CALL（このターンの呼び出しが残っている）
-        PENDING_CALL: [PENDING_CALL, "pending call", "呼び出しが残", "残っている", "残ってる", "残る"],
+        PENDING_CALL: [
+            PENDING_CALL,
+            "pending call",
+            "呼び出しが残",
+            "残っている",
+            "残ってる",
+            "残る",
+            "still pending",
+            "this turn's call",
+            "still the call",
+            "call saved at point a",
+            "still there",
+            "remains",
+        ],
         OTHER_CALL: [],
-        NULL: ["null", "none", "なし", "空", "残っていない", "残らない", "消え"],
+        NULL: [
+            "null",
+            "none",
+            "なし",
+            "空",
+            "残っていない",
+            "残らない",
+            "消え",
+            "nothing",
+            "cleared",
+            "empty",
+        ],
     }
     for name, (_, tool_use_id) in LOOK_TOOLS.items():
         phrases[PENDING_CALL if name == tool else OTHER_CALL] += [name, tool_use_id]

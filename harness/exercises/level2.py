@@ -222,9 +222,25 @@ COUNTERFACTUAL = re.compile(
 )
 # A story the disk contradicts besides a miss: the resume does not reconcile at all (there is a pending call).
 NO_RECONCILE_STORY = re.compile(
-    r"NO_RECONCILE|pendingToolUse\s*(?:が|は|も)\s*null\s*に?な|pendingToolUse\s+(?:is|becomes|was)\s+null",
+    r"NO_RECONCILE|pendingToolUse\s*(?:が|は|も)\s*null\s*に?な|pendingToolUse\s+(?:is|becomes|was)\s+null|"
+    r"pendingToolUse\s*(?:が|は)\s*(?:見えず|見えない|見つからず|空に)|"
+    r"reconcile\s*(?:は|が|も)?\s*(?:素通り|呼ばれ(?:ない|ず)|走ら(?:ない|ず)|何もしな|何もせず|スキップされ|飛ばされ)|"
+    r"reconcile\s+(?:is\s+|gets\s+)?(?:skipped|bypassed|never\s+(?:runs|called)|not\s+(?:run|called))",
     re.IGNORECASE,
 )
+# 「…ないわけではない」「…しないということはなく」: a negation denied again says the word after all.
+DENIED_AGAIN = re.compile(r"^\s*(?:という|って)?(?:こと|わけ)(?:は|では|でも|が)?(?:ない|なく|ありません)")
+DENIED_TWICE = re.compile(
+    r"(?:ない|なく|ず|ません)(?:という|って)?(?:こと|わけ)(?:は|では|でも|が)?(?:ない|なく|ありません)"
+)
+# The crash placed after write_report finished (then report.txt is there): not the lesson's moment.
+AFTER_THE_TOOL = re.compile(
+    r"(?:ツール結果|ツールの結果|tool_result)\s*(?:が|を)\s*messages\s*に\s*(?:入|追加|push|積)|"
+    r"(?:ツール|write_report)(?:の実行)?が(?:終わ|完了し|済ん)[^。、]{0,6}(?:後|あと|ところ)|"
+    r"after\s+(?:the\s+tool|write_report)\s+(?:ran|finished|returned|completed|has\s+run|had\s+run)",
+    re.IGNORECASE,
+)
+CRASH_WORDS = re.compile(r"クラッシュ|落ち|落と|死|キル|crash|kill|dies|died", re.IGNORECASE)
 # What places a statement at the resume: the consequence 完了基準 asks for is what --resume does.
 RESUME_CONTEXT = re.compile(
     r"再開|resume|reconcile|再起動|復帰|restart|ヒット|\bhits?\b|再利用|reuse|\bagain\b|再実行|もう一度",
@@ -302,6 +318,13 @@ def ran_claim(sentence: str) -> str | None:
     """The clause of SENTENCE that states write_report ran or report.txt exists, if one does (a quoted log line or
     model's words, 「…」 or "…", is not a claim)."""
     sentence = re.sub(r"「[^」]*」|『[^』]*』|\"[^\"]*\"|“[^”]*”", " ", sentence)
+    moment = AFTER_THE_TOOL.search(sentence)
+    if (
+        moment
+        and CRASH_WORDS.search(sentence)
+        and not JA_NOT.match(sentence[moment.end() :].lstrip("っただ"))
+    ):
+        return sentence[max(0, moment.start() - 20) : moment.end() + 10].strip()
     sentence = NEGATED_AFTER.sub("", sentence)
     # report.txt said to be there: the last verb of being there after it, up to another subject or the sentence's
     # end (「report.txt 自体は、空ファイルとして作られて残っている」), not negated within its clause
@@ -377,6 +400,8 @@ def consequence(text: str) -> tuple[str | None, str | None, str | None]:
             ):
                 continue  # 「is_error は台帳ミスのときの分岐」: what a branch is, not what happens here
             negated = not fixed and bool(JA_NOT.search(after) or en_negated(before))
+            if (fixed and DENIED_AGAIN.match(after)) or (not fixed and DENIED_TWICE.search(after)):
+                negated = fixed  # 「走らないわけではなく」: runs; 「ヒットしないということはなく」: hits
             says_hit = bool(HIT_ALWAYS.fullmatch(word) or HIT_WORDS.fullmatch(word)) != negated
             start = max((m.end() for m in re.finditer(PHRASE_END, sentence[: found.start()])), default=0)
             end = re.search(PHRASE_END + "|$", sentence[found.end() :]).start() + found.end()

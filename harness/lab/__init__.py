@@ -268,11 +268,11 @@ _AFFIRM = re.compile(r"^はい|^yes\b|^true$|^○$|^◯$|^ok$")
 # turned round by each negation after it (消えない: yes; 残らないことはない: yes; "it doesn't stay": no).
 _YES_WORD = re.compile(
     r"ある|あり|あっ|残|同じ|同一|され|付|つく|つか|つき|書か|書き|保存|記録|"
-    r"\b(?:stays?|remains?|kept|keeps?|same|identical|exists?|there|saved|written|recorded|attached|survives?)\b"
+    r"\b(?:stays?|remains?|kept|keeps?|same|identical|exists?|there|present|saved|written|recorded|attached|survives?)\b"
 )
 _NO_WORD = re.compile(
     r"消え|なくな|無くな|違う|違い|違わ|異な|"
-    r"\b(?:deleted|removed|gone|erased|wiped|disappear(?:s|ed)?|different|differs?)\b"
+    r"\b(?:deleted|removed|gone|erased|wiped|disappear(?:s|ed)?|different|differs?|absent|missing)\b"
 )
 _NEGATION = re.compile(r"ない|無い|ません|(?<!は)ず|ぬ$|なかった|[るうくすつ]前に|\bnot\b|n't\b|\bnever\b")
 _HEDGE = (  # not sure, or a hedge ("たぶん", "maybe 2", "2回くらい?", "≒2"): a prediction says one thing
