@@ -1084,6 +1084,16 @@ def test_a_database_unreachable_at_start_is_waited_for_then_refused_with_the_com
 SECRET = "hunter2Secret"
 
 
+def test_a_short_password_is_hidden_where_it_stands_without_garbling_the_words_around_it():
+    from harness.beyond.dbos_database import scrub
+
+    said = 'connection to "postgresql://user:a@127.0.0.1:1/db" failed: password authentication failed'
+    assert scrub(said, ("a",)) == (
+        'connection to "postgresql://user:***@127.0.0.1:1/db" failed: password authentication failed'
+    )
+    assert scrub("x hunter2Secretz", (SECRET,)) == "x ***z"  # a long one wherever it is
+
+
 @pytest.mark.parametrize(
     "url",
     [

@@ -32,8 +32,10 @@ POSTGRES_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
 def scrub(text: str, secrets: tuple[str, ...]) -> str:
     """Text with every secret of the database URL (in each of its spellings) replaced by ***."""
     for secret in sorted(secrets, key=len, reverse=True):
-        if secret:
+        if len(secret) >= 4:
             text = text.replace(secret, "***")
+        elif secret:  # a short one only where it stands alone (as in a URL), so the message stays readable
+            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", "***", text)
     return text
 
 
