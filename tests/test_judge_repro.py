@@ -217,7 +217,7 @@ def test_notebooks_state_the_time_limits_the_checks_use():
     assert f"**その1回ごとに {TIME_LIMIT_S} 秒で打ち切ります**" in level2
     assert f"合わせて {len(STEPS)} 回走らせ、そのあと `--resume` を 2 回実行します。" in level2
     assert (
-        f"**その1回ごとに {SCRIPT_TIME_LIMIT_S} 秒で打ち切ります**（チェック全体の制限ではありません）"
+        f"**その1回ごとに {SCRIPT_TIME_LIMIT_S} 秒で打ち切ります**（CPU 時間。チェック全体の制限ではありません）"
         in level2
     )
     assert f"最初の {OUTPUT_LIMIT:,} 文字まで" in level2
