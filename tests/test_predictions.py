@@ -84,6 +84,28 @@ def test_the_one_option_not_denied_is_the_answer(given, capsys):
     assert check_prediction(given, "2乗", "増え方") and not check_prediction(given, "比例", "増え方")
 
 
+def test_a_worked_count_is_read_as_its_result(capsys):
+    assert check_prediction("3ターン×2で6回", 6, "回数") and not check_prediction("3ターン×2で6回", 3, "回数")
+
+
+def test_a_tool_name_one_letter_off_is_that_tool_and_no_other(capsys):
+    assert check_prediction("read_note", "read_notes", "ツール")
+    assert not check_prediction("read_note", "write_report", "ツール")
+
+
+@pytest.mark.parametrize(
+    "given, right", [("二乗に比例して増える", True), ("O(n^2) で増える", True), ("比例か2乗", False)]
+)
+def test_growth_said_in_a_sentence_is_read_and_a_choice_of_two_is_not(given, right, capsys):
+    assert check_prediction(given, "2乗", "増え方") is right
+
+
+@pytest.mark.parametrize("given, actual", [("write_report?", "write_report"), ("同じかも", True)])
+def test_a_word_or_a_yes_no_said_as_a_question_or_with_kamo_is_not_committed(given, actual, capsys):
+    assert not check_prediction(given, actual, "予想")
+    assert capsys.readouterr().out.startswith("△")
+
+
 @pytest.mark.parametrize("given", ["たぶん2", "maybe 2", "2回くらい?", "probably twice"])
 def test_a_hedged_prediction_is_not_taken_and_is_not_called_wrong(given, capsys):
     assert not check_prediction(given, 2, "回数")

@@ -8,7 +8,7 @@ import re
 import unicodedata
 
 from ..lab import BRANCH_WORDS as LESSON_BRANCH_WORDS
-from ..lab import as_bool, plain_answer
+from ..lab import HEDGED, as_bool, plain_answer
 from ..texts import JUDGE_READS_AS_MANY, RECONCILE_LINES
 
 # What a learner may answer (the same words the notebooks offer).
@@ -126,7 +126,18 @@ class Question:
             self.aliases.setdefault(key(word), word)
 
     def read(self, given: object) -> tuple[object, str | None]:
-        """(canonical value, None), or (MISSING, None) when not answered, or (None, what is wrong with it)."""
+        """(canonical value, None), or (MISSING, None) when not answered, or (None, what is wrong with it): also
+        when a reason in parentheses offers another choice with a hedge ("IS_ERROR（でも台帳ヒットかも）")."""
+        value, problem = self._read(given)
+        if problem is None and value in self.words and isinstance(given, str):
+            for reason in re.findall(r"[（(]([^（）()]*)[）)]", given):
+                other = self.phrased(reason) if HEDGED.search(reason.strip()) else None
+                if other is not None and other[0] not in (None, value):
+                    both = " と ".join(self.words.get(v, repr(v)) for v in (value, other[0]))
+                    return None, f"{show(given)} は {both} のあいだで迷っています。1つに決めて書いてください"
+        return value, problem
+
+    def _read(self, given: object) -> tuple[object, str | None]:
         if blank(given):
             return MISSING, None
         if self.kind == "bool":

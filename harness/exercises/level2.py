@@ -203,7 +203,8 @@ MISS_WORDS = re.compile(
 )
 JA_CLAUSE_END = re.compile(r"[。、，,.!?！？\n→]|ので|から|けど|けれど|ため|のに")
 JA_NOT = re.compile(  # not 「みなして」; 「…されるどころか」 denies what precedes it
-    r"ない|なく|(?<!み)なし|なら(?:ず|ない)|せず|れず|おらず|ません|では|じゃ|どころか|(?<!たい)へん|ひん"
+    r"ない|なく|(?<!み)なし|なら(?:ず|ない)|せず|れず|おらず|[たかさなばらがわ]ず|(?<=[一-龥]ま)ず|ません|では|じゃ|どころか|"
+    r"(?<!たい)へん|ひん"
 )
 EN_NOT = re.compile(
     r"\b(?:not|never|no|nothing|nobody|without|instead\s+of|rather\s+than)\b|n't", re.IGNORECASE
