@@ -21,12 +21,9 @@ from .answers import (
     blank,
     branch_question,
     from_notebook,
-    keys_problem,
     loose,
-    shape_problem,
     show,
     take_sheet,
-    unwrap,
 )
 
 TITLE = "レベル1"
@@ -311,15 +308,4 @@ def _pending_as_word(verdict: Verdict, given: object, what: str) -> object:
 
 def _sub(verdict: Verdict, given: object, valid: dict, where: str) -> dict:
     """A nested answer dict (a moment's row, a tool's cell), its keys matched loosely; {} when it is not a dict."""
-    if blank(given):
-        return {}
-    given, note = unwrap(given, where)
-    if note:
-        verdict.notes.append(note)
-    table, problem = shape_problem(given, where)
-    if problem:
-        verdict.fail(problem)
-    found, problems = keys_problem(table or {}, valid, where)
-    for p in problems:
-        verdict.fail(p)
-    return found
+    return {} if blank(given) else take_sheet(verdict, given, where, valid)
