@@ -84,6 +84,23 @@ def test_the_one_option_not_denied_is_the_answer(given, capsys):
     assert check_prediction(given, "2乗", "増え方") and not check_prediction(given, "比例", "増え方")
 
 
+@pytest.mark.parametrize(
+    "given, actual",
+    [("一度だけ走る、二度目はない", 1), ("ターン数は1のまま、2にはならない", 1), ("just one line, not two", 1),
+     ("毎ターン2回ずつなので合計6回です", 6), ("四百", 400), ("十二回", 12), ("ひとつ", 1), ("six times", 6)],
+)  # fmt: skip
+def test_a_count_beside_the_one_it_denies_or_in_kanji_kana_and_english_words_is_read(given, actual, capsys):
+    assert check_prediction(given, actual, "回数") and not check_prediction(given, actual + 1, "回数")
+
+
+def test_a_code_name_in_an_english_sentence_is_read_unless_another_value_is_named(capsys):
+    assert check_prediction("It's read_notes, the first tool", "read_notes", "ツール")
+    assert not check_prediction("write_report か None", "write_report", "ツール")
+    assert check_prediction("same as ①: ledger miss with side effects → unknown", "unknown", "分岐")
+    assert check_prediction("undecidable — ledger miss on a side-effecting tool", "unknown", "分岐",
+                            accept=("判断不能", "undecidable"))  # fmt: skip
+
+
 def test_a_worked_count_is_read_as_its_result(capsys):
     assert check_prediction("3ターン×2で6回", 6, "回数") and not check_prediction("3ターン×2で6回", 3, "回数")
 

@@ -256,7 +256,9 @@ _offer_js_literals()
 _KANJI = {"〇": 0, "零": 0, **{c: i for i, c in enumerate("一二三四五六七八九十", start=1)}}
 _NUMBER_WORDS = {
     "zero": 0, "none": 0, "ゼロ": 0, "ぜろ": 0, "one": 1, "once": 1, "いっかい": 1, "いちど": 1, "いち": 1,
-    "two": 2, "twice": 2, "にかい": 2, "にど": 2, "three": 3, "さんかい": 3, "seven": 7, "ななかい": 7,
+    "ひとつ": 1, "two": 2, "twice": 2, "にかい": 2, "にど": 2, "ふたつ": 2, "three": 3, "さんかい": 3, "みっつ": 3,
+    "four": 4, "five": 5, "six": 6, "ろっかい": 6, "むっつ": 6, "seven": 7, "ななかい": 7, "eight": 8, "nine": 9,
+    "ten": 10,
 }  # fmt: skip
 _COUNTER = r"(?:回|件|個|つ|行|ターン|度|times?|x)"
 _NEVER = re.compile(r"一度も|一回も|いちども|1度も|1回も|never")
@@ -312,8 +314,9 @@ def _fold(value: str) -> str:
 
 
 def plain_answer(value: str) -> str:
-    """The answer without quotes, reasons in parentheses, and sentence endings; full-width folded, case folded."""
-    text = _fold(value)
+    """The answer without quotes, reasons in parentheses or after a dash, and sentence endings; full-width folded,
+    case folded."""
+    text = re.split(r"\s[—–]\s", _fold(value), maxsplit=1)[0]
     inner = _PARENS.sub("", text).strip()
     return _ENDINGS.sub("", inner or text).strip()
 
@@ -325,10 +328,13 @@ def _numbers(text: str) -> set[int]:
     if "=" in text:  # "6+1=7", "EXIT=1", "turns=1": the value is what follows the last "="
         text = text.rsplit("=", 1)[1]
     worked = re.search(rf"(?:で|\bso\b|つまり)\s*(\d+\s*{_COUNTER}?)$", text)  # "3ターン×2で6回"
-    if worked:
-        text = worked.group(1)
+    total = re.search(
+        r"(?:合計|全部で|in\s+total|total(?:\s+of)?)\s*(\d+)", text
+    )  # "毎ターン2回ずつで合計6回"
+    if worked or total:
+        text = (worked or total).group(1)
     found = {int(d) for d in re.findall(r"\d+", text)}
-    found |= {_KANJI[k] for k in re.findall(rf"([〇零一二三四五六七八九十])(?=\s*{_COUNTER}|$)", text)}
+    found |= {_kanji(k) for k in re.findall(rf"([〇零一二三四五六七八九十百]+)(?=\s*{_COUNTER}|$)", text)}
     found |= {n for word, n in _NUMBER_WORDS.items() if len(word) > 3 and not word.isascii() and word in text}
     found |= {
         n
@@ -336,6 +342,16 @@ def _numbers(text: str) -> set[int]:
         if word.isascii() and re.search(rf"(?<![\w-]){word}(?![\w-])", text)
     }
     return found
+
+
+def _kanji(numeral: str) -> int:
+    """A number in kanji: 二, 十二, 四百, 百一."""
+    if len(numeral) == 1 or not re.search("[十百]", numeral):
+        return int("".join(str(_KANJI[c]) for c in numeral))
+    total = 0
+    for digits, unit in re.findall(r"([〇零一二三四五六七八九]?)([十百]|$)", numeral):
+        total += (_KANJI[digits] if digits else 1 if unit else 0) * {"十": 10, "百": 100, "": 1}[unit]
+    return total
 
 
 def _as_number(text: str, raw: str = "") -> int | None:
@@ -346,6 +362,10 @@ def _as_number(text: str, raw: str = "") -> int | None:
         return None
     if _NEVER.search(text):  # "一度も呼ばれない", "0回、一度も", "never": not once
         return 0 if _numbers(_NEVER.sub(" ", text)) <= {0} else None
+    clauses = [c for c in re.split(r"[、,;—]|\s-\s", text) if c.strip()]
+    kept = [c for c in clauses if _numbers(c) and not _DENY.search(c)]
+    if kept and any(_numbers(c) and _DENY.search(c) for c in clauses):
+        text = "、".join(kept)  # "一度だけ走る、二度目はない", "one line, not two": the one not denied
     if _NEGATED_NUMBER.search(text):
         return None
     found = _numbers(text)
@@ -420,6 +440,9 @@ def _norm(value: object) -> object:
     return value
 
 
+_BRANCH_KEYS = {"hit", "rerun", "unknown"}
+
+
 def identifiers(text: str) -> set[str]:
     """The code names in a prediction (write_report, unknown), not call ids (toolu_03) or noise."""
     return {w for w in re.findall(r"[a-z_][a-z0-9_]{2,}", text) if not w.startswith("toolu_")}
@@ -444,6 +467,15 @@ def _same(prediction: object, actual: object) -> bool:
         if _stem(a) == _stem(b) and len(_stem(b)) >= 2:
             return True
         names = identifiers(plain_answer(prediction))
+        values = names & ({"none", "null", "true", "false"} | _BRANCH_KEYS)
+        if "_" in b and {n for n in names if "_" in n} == {b} and not values:
+            return True  # "It's read_notes, the first tool": the one code name in a sentence
+        if (
+            b in _BRANCH_KEYS
+            and names & _BRANCH_KEYS == {b}
+            and not _DENIED_OPTION.search(plain_answer(prediction))
+        ):
+            return True  # "same as ①: ledger miss with side effects → unknown"
         if len(names) == 1 and b.isascii() and len(b) >= 8:  # "read_note": a name one letter off
             names = {b} if difflib.SequenceMatcher(None, next(iter(names)), b).ratio() >= 0.9 else names
         return bool(names) and names == {b} and b.isascii()  # "write_report()", "write_report ツール"
@@ -488,7 +520,7 @@ def check_prediction(
 _SHORT_WORDS = {
     "hit": ("台帳ヒット", "ヒット", "再利用", "ledger hit", "cache hit"),
     "rerun": ("再実行", "読み取り専用", "読み取り専用の再実行", "re-run", "run again"),
-    "unknown": ("判断不能", "is_error", "不明"),
+    "unknown": ("判断不能", "is_error", "不明", "undecidable"),
     "asked-done": ("問い合わせ→実行済み→再利用", "実行済み"),
     "asked-run": ("問い合わせ→未実行→実行", "未実行"),
 }
