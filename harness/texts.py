@@ -665,6 +665,9 @@ JUDGE_EXPLANATION_HIT_AND_RAN = (
     "「{hit}」と書いたあとで「{ran}」とも読めます。ディスクでは write_report は一度も実行されず、report.txt は"
     "ありませんでした。台帳ヒットのあと write_report は実行されるのか、どちらが起きるのかを書き直してください"
 )
+JUDGE_EXPLANATION_CLAIM = (
+    "「{hit}」は合っていますが、「{said}」とも読めます。ディスクでは: {fact}。そこを書き直してください"
+)
 JUDGE_CELL_ENDLESS = (
     "答えのセルが {seconds:g} 秒以内に終わりませんでした（無限ループ？）。セルには関数の定義だけを書き、"
     "関数の外で何かを待ったり回したりしないでください"

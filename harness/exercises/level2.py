@@ -361,9 +361,9 @@ def en_negated(before: str) -> bool:
     return not re.search(r"\b(?:is|are|was|were|gets|got|be|been)\b", between)
 
 
-def consequence(text: str) -> tuple[str | None, str | None, str | None]:
-    """(a HIT phrase, a MISS phrase, a RAN phrase) the text states about the crashed prod run's --resume."""
-    hit = miss = ran = None
+def stated(text: str):
+    """The sentences of an explanation that state what happens to the bug's run: not those about the fix, a
+    counterfactual, a thought denied by the next sentence, nor a misconception denied in its own sentence."""
     # a wrapped line goes on; a list item starts anew
     text = re.sub(r"\n(?!\s*(?:[-*・•＊※●■◆▶]|\d+[.)]|[①-⑩]|\n|$))", " ", text)
     # a sentence ends at 。, a line, a full stop (not the dot of report.txt), ?/! unless と quotes it (「…？と思った」)
@@ -378,8 +378,58 @@ def consequence(text: str) -> tuple[str | None, str | None, str | None]:
             or (THOUGHT.search(sentence) and DENIED_NEXT.search(following))
         ):
             continue
-        sentence = DENIED.sub("", sentence)
-        sentence = re.sub(r"かもしれ(?:ない|ません)", "かも", sentence)  # a hedge, not a negation
+        sentence = THOUGHT_THEN.sub("", DENIED.sub("", sentence))
+        yield re.sub(r"かもしれ(?:ない|ません)", "かも", sentence)  # a hedge, not a negation
+
+
+# 「最初は…と思ったが、」"I first thought …, but": what was thought before the correction is not stated.
+THOUGHT_THEN = re.compile(
+    r"^[^。]*?(?:と|って)(?:思|考え)(?:った|っていた|ていた|ました|ていました)(?:が|けど|けれど|ものの)[、,]?|"
+    r"^[^.]*?\b(?:thought|assumed|expected)\b[^.]*?,?\s*but\b",
+    re.IGNORECASE,
+)
+# What else the disk contradicts, stated beside a right hit: (pattern, what the disk showed).
+FALSE_CLAIMS = (
+    (re.compile(r"クラッシュ(?:が|は)?(?:あってもなくても|しなくても|なしでも|がなくても)|落ちなくても|"
+                r"\b(?:even\s+)?without\s+(?:a\s+)?crash|\bcrash\s+or\s+(?:no\s+crash|not)\b|"
+                r"常に(?:完了扱い|スキップ)|毎回(?:完了扱い|スキップ)|\balways\s+(?:skipped|treated)", re.IGNORECASE),
+     "クラッシュのない実行では write_report は走り、report.txt は書かれます"),
+    (re.compile(r"空(?:の|っぽの)\s*(?:report\.txt|ファイル|レポート)|report\.txt[^。\n]{0,30}?空(?:に|の|っぽ|で|のまま)|"
+                r"\bempty\s+(?:report\.txt|file|report)|report\.txt[^.\n]{0,60}?\bempty\b|\bthere\s+but\s+empty",
+                re.IGNORECASE),
+     "report.txt は空ではなく、ありませんでした"),
+    (re.compile(r"(?:正しい内容|レポート本文|本物の(?:結果|レポート|出力|中身)|実際の(?:結果|レポート))(?:を|が)"
+                r"[^。、]{0,20}(?:返|渡|届)|"
+                r"\b(?:real|actual|correct)\s+(?:report\s+)?(?:text|content|result|output)\b[^.]{0,30}"
+                r"\b(?:returned|passed|handed|given|reaches)|"
+                r"\b(?:returns|passes|hands|gives)\b[^.]{0,30}\b(?:real|actual|correct)\s+(?:report|text|content)",
+                re.IGNORECASE),
+     "台帳の result は None（プレースホルダ）で、再開で tool_result に入るのもその None でした"),
+)  # fmt: skip
+
+
+CLAIM_DENIED_EN = re.compile(r"\b(?:not|never|no|without|if|would)\b|n't", re.IGNORECASE)
+
+
+def false_claim(text: str) -> tuple[str, str] | None:
+    """(the phrase, what the disk showed) for a statement FALSE_CLAIMS knows, not negated in its clause."""
+    for sentence in stated(text):
+        for pattern, fact in FALSE_CLAIMS:
+            found = pattern.search(sentence)
+            if not found:
+                continue
+            rest = JA_CLAUSE_END.split(sentence[found.end() :], maxsplit=1)[0]
+            clause = re.split(r"[,;]", sentence[: found.start()])[-1] + found.group(0)
+            if JA_NOT.match(rest.lstrip("さしすせ")) or CLAIM_DENIED_EN.search(clause):
+                continue
+            return sentence[max(0, found.start() - 20) : found.end() + 10].strip(), fact
+    return None
+
+
+def consequence(text: str) -> tuple[str | None, str | None, str | None]:
+    """(a HIT phrase, a MISS phrase, a RAN phrase) the text states about the crashed prod run's --resume."""
+    hit = miss = ran = None
+    for sentence in stated(text):
         story = NO_RECONCILE_STORY.search(sentence)
         if story and not JA_NOT.search(JA_CLAUSE_END.split(sentence[story.end() :], maxsplit=1)[0]):
             miss = miss or sentence.strip()[:60]
@@ -400,6 +450,11 @@ def consequence(text: str) -> tuple[str | None, str | None, str | None]:
                 r"(?:とき|時|場合)の分岐", clause_rest
             ):
                 continue  # 「is_error は台帳ミスのときの分岐」: what a branch is, not what happens here
+            if re.fullmatch(r"\s*(?:に|で|と)?も\s*", after) and i + 1 < len(
+                found_all
+            ):  # 「AにもBにもならない」
+                following = found_all[i + 2].start() if i + 2 < len(found_all) else len(sentence)
+                after = JA_CLAUSE_END.split(sentence[found_all[i + 1].end() : following], maxsplit=1)[0]
             negated = not fixed and bool(JA_NOT.search(after) or en_negated(before))
             if (fixed and DENIED_AGAIN.match(after)) or (not fixed and DENIED_TWICE.search(after)):
                 negated = fixed  # 「走らないわけではなく」: runs; 「ヒットしないということはなく」: hits
@@ -434,6 +489,9 @@ def read_explanation(verdict: Verdict, explanation: object) -> None:
         verdict.unanswered(what, texts.JUDGE_EXPLANATION_HIT_AND_RAN.format(hit=hit, ran=ran))
     elif miss or ran:
         verdict.fail(texts.JUDGE_EXPLANATION_WRONG.format(said=miss or ran))
+    elif hit and false_claim(explanation):
+        said, fact = false_claim(explanation)
+        verdict.unanswered(what, texts.JUDGE_EXPLANATION_CLAIM.format(hit=hit, said=said, fact=fact))
     elif hit:
         verdict.ok(f"{what}: 「{hit}」")
     else:
