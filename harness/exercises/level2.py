@@ -215,9 +215,11 @@ ABOUT_FIX = re.compile(
     r"\bif\s+the\s+order\s+(?:were|was|is|had\s+been)\b",
     re.IGNORECASE,
 )
-# A counterfactual ("もし記録が無ければ…返していたはずだ", "if there were no record, it would …") says what does not happen.
+# A counterfactual ("もし記録が無ければ…返していたはずだ", "if there were no record, it would …", 「本来なら…べきです」)
+# says what does not happen.
 COUNTERFACTUAL = re.compile(
-    r"(?:もし|仮に)[^。]*?(?:はず|だろう|でしょう)|\bif\b[^.]*\b(?:were|had)\b[^.]*\bwould\b|\bwould\s+have\s+\w+ed\b|"
+    r"(?:もし|仮に)[^。]*?(?:はず|だろう|でしょう)|本来(?:なら|は|であれば)|べき(?:です|だ|でした|である)?[。.]?\s*$|"
+    r"\bshould\s+have\b|\bwas\s+supposed\s+to\b|\bif\b[^.]*\b(?:were|had)\b[^.]*\bwould\b|\bwould\s+have\s+\w+ed\b|"
     r"\bwith\s+(?:the\s+)?(?:fix\w*|correct\s+order|right\s+order|execute-then-record)\b",
     re.IGNORECASE,
 )
@@ -445,6 +447,10 @@ def consequence(text: str) -> tuple[str | None, str | None, str | None]:
             fixed = bool(HIT_ALWAYS.fullmatch(word) or MISS_ALWAYS.fullmatch(word))
             if HIT_ALWAYS.fullmatch(word) and (before.endswith("まだ") or re.match(r"\s*yet\b", after)):
                 continue  # "not yet run": the moment of the crash, not what the resume does
+            if re.match(r"\s*(?:を|に|が)?(?:さ|し)?(?:れる|する|せる|す)?べき", after) or re.search(
+                r"\bshould\s+(?:have\s+)?(?:be(?:en)?\s+)?$", before
+            ):
+                continue  # 「再実行されるべきなのに」"should be re-run": what ought to happen, not what does
             clause_rest = re.split(PHRASE_END, sentence[found.end() :], maxsplit=1)[0]
             if re.match(r"\s*(?:の|な)?(?:とき|時|場合)", after) or re.search(
                 r"(?:とき|時|場合)の分岐", clause_rest
