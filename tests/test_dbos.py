@@ -1400,3 +1400,38 @@ def test_an_engine_error_while_the_database_is_away_is_waited_out_not_called_the
     else:
         assert dbos_worker.wait_for_result(_Dropped(), db, deadline=2.0) == "done"
         assert waited == [True]
+
+
+@pytest.mark.parametrize("answering", [False, True])
+def test_the_watch_thread_never_dies_with_a_traceback_when_the_driver_trips(monkeypatch, answering):
+    """A driver error that is not a database error (the server dropped the connection under it) is waited out like
+    an outage while the database does not answer, and named in one message when it does; never a thread traceback."""
+    import threading
+
+    from harness.beyond import dbos_worker
+
+    calls, escaped, done = [], [], threading.Event()
+
+    class TrippingLock:
+        def check(self):
+            if calls:
+                done.set()
+                return
+            calls.append("check")
+            raise AttributeError("'NoneType' object has no attribute 'close'")
+
+    monkeypatch.setattr(dbos_worker, "PROBE_S", 0.01)
+    monkeypatch.setattr(dbos_worker, "answers", lambda db: answering)
+    monkeypatch.setattr(dbos_worker, "await_database", lambda: calls.append("await"))
+    monkeypatch.setattr(dbos_worker, "stop_for_database", lambda err: calls.append(f"stop {err}"))
+    monkeypatch.setattr(threading, "excepthook", lambda args: escaped.append(args.exc_value))
+    watch = dbos_worker.Watch(None, TrippingLock(), 60, "t")
+    watch.start()
+    assert done.wait(60)
+    watch.stop.set()
+    watch.join(60)
+    assert escaped == []
+    if answering:
+        assert calls[:2] == ["check", "stop AttributeError: 'NoneType' object has no attribute 'close'"]
+    else:
+        assert calls[:2] == ["check", "await"]

@@ -211,18 +211,24 @@ class Watch(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
-        try:
-            while not self.stop.is_set():
+        while not self.stop.is_set():
+            try:
                 time.sleep(
                     PROBE_S
                 )  # not Event.wait: its timeout follows the wall clock under some fake clocks
                 if self.lock.check() is not None:
                     await_database()
-        except (
-            DATABASE_ERRORS
-        ) as err:  # not away but broken (replaced, damaged): no record can be written now
-            if not self.stop.is_set():
-                stop_for_database(err)
+            except (
+                DATABASE_ERRORS
+            ) as err:  # not away but broken (replaced, damaged): no record can be written now
+                if not self.stop.is_set():
+                    stop_for_database(err)
+            except Exception as err:  # noqa: BLE001 (a driver tripping over a connection the server dropped)
+                if self.stop.is_set():
+                    return
+                if answers(self.db):
+                    stop_for_database(f"{type(err).__name__}: {err}")
+                await_database()  # the server went away under the driver: wait for it as for any outage
 
 
 def wait_for_result(handle, db: Database, deadline: float) -> str:
