@@ -26,7 +26,7 @@ import test_answer_corpus as corpus  # the corpus test's own readers
 def judged(part: str, row: dict) -> str:
     """'accept' or 'reject', as the judge of PART reads ROW's answer."""
     if part == "prediction":
-        return corpus.predicted(row)
+        return corpus.predicted(row)[0]
     if part == "fix":
         from harness.exercises.level2 import check_level2_fix
 

@@ -480,6 +480,10 @@ PREDICTION_BLANK = "… {what}: 未記入です。予想を書いてから、も
 PREDICTION_WRONG = (
     "✗ {what}: 予想は {prediction!r}、実際は {actual!r}{where}。なぜ違ったのかを考えてみてください。"
 )
+PREDICTION_TOO_LONG = (
+    "… {what}: 予想が {n:,} 文字あります。値を1つ、{limit:,} 文字以内で書いてから、もう一度このセルを実行してください。"
+    "\n   実際は {actual!r}"
+)
 PREDICTION_HEDGED = (
     "△ {what}: 予想 {prediction!r} は言い切っていません（「たぶん」「？」などつき）。実際は {actual!r}{where}。"
     "次の予想は一つに決めて書いてみてください。"
@@ -664,6 +668,9 @@ JUDGE_EXPLANATION_BOTH = (
 JUDGE_EXPLANATION_HIT_AND_RAN = (
     "「{hit}」と書いたあとで「{ran}」とも読めます。ディスクでは write_report は一度も実行されず、report.txt は"
     "ありませんでした。台帳ヒットのあと write_report は実行されるのか、どちらが起きるのかを書き直してください"
+)
+JUDGE_EXPLANATION_LONG = (
+    "説明文が {n:,} 文字あります。帰結（再開したとき何が起きるか）を {limit:,} 文字以内で書いてください"
 )
 JUDGE_EXPLANATION_CLAIM = (
     "「{hit}」は合っていますが、「{said}」とも読めます。ディスクでは: {fact}。そこを書き直してください"

@@ -146,3 +146,11 @@ def test_level2_diagnosis_answer_only_on_request():
 def test_level2_diagnosis_called_without_the_cell_is_unanswered():
     verdict = check_level2_diagnosis()
     assert len(verdict.missing) == 6 and not verdict.problems  # five items and the explanation
+
+
+def test_a_page_long_explanation_or_sheet_cell_is_asked_to_be_shorter_not_read():
+    verdict = check_level2_diagnosis(DIAGNOSIS, explanation="台帳ヒットし、再実行しない。" * 300)
+    assert not verdict.passed and "説明文が 4,200 文字あります" in verdict.report()
+    sheet = with_change(LEVEL1, ["①", "read_notes", "reconcile"], "再実行" * 200)
+    report = check_level1(sheet).report()
+    assert "600 文字あります" in report and "合格" not in report

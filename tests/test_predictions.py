@@ -161,3 +161,8 @@ def test_javascript_literals_are_offered_to_a_notebook_that_imports_harness_lab(
         [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120, cwd=ROOT
     )
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_prediction_longer_than_one_value_is_sent_back_unread(capsys):
+    assert not check_prediction("ない" * 1000, False, "残っているか")
+    assert "予想が 2,000 文字あります" in capsys.readouterr().out

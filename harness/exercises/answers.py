@@ -102,6 +102,9 @@ def show(value: object, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+ANSWER_LIMIT = 300  # characters of one cell of an answer sheet (a value, perhaps with a short reason)
+
+
 class Question:
     """One answer slot: the words it offers, and how a given value reads as one of them."""
 
@@ -128,6 +131,11 @@ class Question:
     def read(self, given: object) -> tuple[object, str | None]:
         """(canonical value, None), or (MISSING, None) when not answered, or (None, what is wrong with it): also
         when a reason in parentheses offers another choice with a hedge ("IS_ERROR（でも台帳ヒットかも）")."""
+        if isinstance(given, str) and len(given) > ANSWER_LIMIT:
+            return (
+                None,
+                f"{show(given, 40)} は {len(given):,} 文字あります。{ANSWER_LIMIT:,} 文字以内で1つ答えてください",
+            )
         value, problem = self._read(given)
         if problem is None and value in self.words and isinstance(given, str):
             for reason in re.findall(r"[（(]([^（）()]*)[）)]", given):

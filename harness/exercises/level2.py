@@ -207,7 +207,8 @@ JA_NOT = re.compile(  # not 「みなして」; 「…されるどころか」 d
     r"(?<!たい)へん|ひん"
 )
 EN_NOT = re.compile(
-    r"\b(?:not|never|no|nothing|nobody|without|instead\s+of|rather\s+than)\b|n't", re.IGNORECASE
+    r"\b(?:not|never|no|nothing|nobody|without|instead\s+of|rather\s+than|skip(?:s|ped|ping)?|avoids?)\b|n't",
+    re.IGNORECASE,
 )
 ABOUT_FIX = re.compile(
     r"修正|正しい順序|直した|直す|直し方|レッスンの順序|\bfix|correct\s+order|lesson'?s\s+order|"
@@ -225,7 +226,8 @@ COUNTERFACTUAL = re.compile(
 )
 # A story the disk contradicts besides a miss: the resume does not reconcile at all (there is a pending call).
 NO_RECONCILE_STORY = re.compile(
-    r"NO_RECONCILE|pendingToolUse\s*(?:が|は|も)\s*null\s*に?な|pendingToolUse\s+(?:is|becomes|was)\s+null|"
+    r"NO_RECONCILE|pendingToolUse\s*(?:が|は|も)\s*null\s*(?:に?な|です|だ|で)|pendingToolUse\s+(?:is|becomes|was)\s+null|"
+    r"地点B(?:が|は|も)(?:すでに|もう)?保存され(?:てい|た)|"
     r"pendingToolUse\s*(?:が|は)\s*(?:見えず|見えない|見つからず|空に)|"
     r"reconcile\s*(?:は|が|も)?\s*(?:素通り|呼ばれ(?:ない|ず)|走ら(?:ない|ず)|何もしな|何もせず|スキップされ|飛ばされ)|"
     r"reconcile\s+(?:is\s+|gets\s+)?(?:skipped|bypassed|never\s+(?:runs|called)|not\s+(?:run|called))",
@@ -265,7 +267,7 @@ DENIED_NEXT = re.compile(
 )
 DENIED = re.compile(  # "you might think X, but it does not happen": X is the misconception, denied
     r"^[^。]*?(?:と思う|と考える|と思われる|と思いがち|と思った)[^。]*?(?:が|けど|けれど|ものの)[、,]?\s*"
-    r"(?:(?:そう|それ|これ|実際に?)は?)?(?:なりません|ならない|ではありません|ではない|違います|違う|しません|しない)[。.]?"
+    r"[^。、]{0,20}?(?:(?:そう|それ|これ|実際に?)は?)?(?:なりません|ならない|ではありません|ではない|違います|違う|しません|しない)[。.]?"
     r"|(?:you|one|we)\s+(?:might|may|could|would)\s+(?:think|expect|guess)\b[^.;]*?[,;]?\s*but\s+"
     r"(?:it|that|this)\s+(?:does(?:n't|\s+not)|is(?:n't|\s+not)|won't|will\s+not)(?:\s+happen)?[.,;]?",
     re.IGNORECASE,
@@ -298,7 +300,7 @@ RAN_EN = re.compile(
     r"(?:executed|run|ran|called|written|created|produced|there)|runs|ran|executes|exists|appears)\b|"
     r"\b(?:runs|ran|executes|executed|calls|called|re-?runs)\s+(?:write_report|the\s+tool)\b|"
     r"\bend(?:s|ed)?\s+up\s+(?:in|creating|writing)\s+report\.txt|\b(?:creat|writ)(?:es|ed|ing)\s+report\.txt|"
-    r"\bwrote\s+report\.txt",
+    r"\bwrote\s+report\.txt|\breport\.txt\s+(?:ends?\s+up|gets?|got)\s+(?:being\s+)?(?:written|created)",
     re.IGNORECASE,
 )
 RAN_FRAMED_EN = re.compile(
@@ -400,8 +402,8 @@ FALSE_CLAIMS = (
                 r"\bempty\s+(?:report\.txt|file|report)|report\.txt[^.\n]{0,60}?\bempty\b|\bthere\s+but\s+empty",
                 re.IGNORECASE),
      "report.txt は空ではなく、ありませんでした"),
-    (re.compile(r"(?:正しい内容|レポート本文|本物の(?:結果|レポート|出力|中身)|実際の(?:結果|レポート))(?:を|が)"
-                r"[^。、]{0,20}(?:返|渡|届)|"
+    (re.compile(r"(?:正しい内容|レポート本文|本物の(?:実行)?(?:結果|レポート|出力|中身)|実際の(?:実行)?(?:結果|レポート))(?:を|が)"
+                r"[^。、]{0,32}(?:返|渡|届)|"
                 r"\b(?:real|actual|correct)\s+(?:report\s+)?(?:text|content|result|output)\b[^.]{0,30}"
                 r"\b(?:returned|passed|handed|given|reaches)|"
                 r"\b(?:returns|passes|hands|gives)\b[^.]{0,30}\b(?:real|actual|correct)\s+(?:report|text|content)",
@@ -461,7 +463,11 @@ def consequence(text: str) -> tuple[str | None, str | None, str | None]:
             ):  # 「AにもBにもならない」
                 following = found_all[i + 2].start() if i + 2 < len(found_all) else len(sentence)
                 after = JA_CLAUSE_END.split(sentence[found_all[i + 1].end() : following], maxsplit=1)[0]
-            negated = not fixed and bool(JA_NOT.search(after) or en_negated(before))
+            between = sentence[found_all[i - 1].end() : found.start()] if i else "-"
+            skipped = not between.strip() and re.fullmatch(
+                r"skip\w*|avoids?", found_all[i - 1].group(0), re.IGNORECASE
+            )
+            negated = not fixed and bool(JA_NOT.search(after) or en_negated(before) or skipped)
             if (fixed and DENIED_AGAIN.match(after)) or (not fixed and DENIED_TWICE.search(after)):
                 negated = fixed  # 「走らないわけではなく」: runs; 「ヒットしないということはなく」: hits
             says_hit = bool(HIT_ALWAYS.fullmatch(word) or HIT_WORDS.fullmatch(word)) != negated
@@ -479,6 +485,11 @@ def consequence(text: str) -> tuple[str | None, str | None, str | None]:
     return hit, miss, ran
 
 
+EXPLANATION_LIMIT = (
+    3000  # characters: the consequence takes a few sentences; the reader stays quick on any text
+)
+
+
 def read_explanation(verdict: Verdict, explanation: object) -> None:
     """完了基準「帰結の説明」, an item of its own: the text must state the consequence on --resume (ledger hit, result
     reused, not re-run, a call that never ran treated as completed). Empty or the template is 未回答; saying the
@@ -487,6 +498,11 @@ def read_explanation(verdict: Verdict, explanation: object) -> None:
     what = texts.JUDGE_EXPLANATION_WHAT
     if not isinstance(explanation, str) or not explanation.strip() or TEMPLATE.match(explanation.strip()):
         verdict.unanswered(what, texts.JUDGE_EXPLANATION_EMPTY)
+        return
+    if len(explanation) > EXPLANATION_LIMIT:
+        verdict.unanswered(
+            what, texts.JUDGE_EXPLANATION_LONG.format(n=len(explanation), limit=EXPLANATION_LIMIT)
+        )
         return
     hit, miss, ran = consequence(explanation)
     if miss and hit:

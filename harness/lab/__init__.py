@@ -309,6 +309,11 @@ _WORDS = {
 }
 
 
+_TAKEN_BACK = re.compile(
+    r"いや|やっぱ|訂正|じゃなく|ではなく|(?:^|[、,\s])(?:でも|しかし)|\bbut\b|\bactually\b|\bwait\b|\bno\b"
+)
+
+
 def _fold(value: str) -> str:
     return unicodedata.normalize("NFKC", value).strip().strip("\"'「」『』").strip().casefold()
 
@@ -484,7 +489,16 @@ def _same(prediction: object, actual: object) -> bool:
 
 def _read_as(prediction: object, actual: object, accept: tuple) -> bool:
     """Whether the prediction says the actual value, or one of the notebook's own words for it."""
+    if isinstance(
+        prediction, str
+    ):  # "2回。記録前に落ちたので…": the answer, then why (unless it is taken back)
+        first, *rest = re.split(r"。|\.\s", prediction.strip(), maxsplit=1)
+        if rest and rest[0].strip() and first.strip() and not _TAKEN_BACK.search(_fold(rest[0])):
+            prediction = first
     return _same(prediction, actual) or any(_same(prediction, other) for other in accept)
+
+
+PREDICTION_LIMIT = 300  # characters: a prediction is one value, perhaps with a short reason
 
 
 def check_prediction(
@@ -498,6 +512,13 @@ def check_prediction(
     where = f"（{evidence}）" if evidence else ""
     if prediction is Ellipsis or (isinstance(prediction, str) and not prediction.strip()):
         print(texts.PREDICTION_BLANK.format(what=what, actual=actual, where=where))
+        return False
+    if isinstance(prediction, str) and len(prediction) > PREDICTION_LIMIT:
+        print(
+            texts.PREDICTION_TOO_LONG.format(
+                what=what, n=len(prediction), limit=PREDICTION_LIMIT, actual=actual
+            )
+        )
         return False
     try:
         right = _read_as(prediction, actual, tuple(accept))
