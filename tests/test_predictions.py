@@ -166,3 +166,68 @@ def test_javascript_literals_are_offered_to_a_notebook_that_imports_harness_lab(
 def test_a_prediction_longer_than_one_value_is_sent_back_unread(capsys):
     assert not check_prediction("ない" * 1000, False, "残っているか")
     assert "予想が 2,000 文字あります" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "given, actual, wrong",
+    [
+        ("2、いや1回", 1, 2),
+        ("一回、やっぱり二回", 2, 1),
+        ("2, no wait, 1", 1, 2),
+        ("3 actually 6", 6, 3),
+        ("残る、いや消える", False, True),
+        ("write_report、いや read_notes", "read_notes", "write_report"),
+    ],
+)
+def test_a_first_answer_corrected_at_once_is_read_as_the_one_it_ends_on(given, actual, wrong, capsys):
+    assert check_prediction(given, actual, "予想")
+    assert not check_prediction(given, wrong, "予想")
+
+
+def test_a_correction_into_a_hedge_is_still_a_hedge(capsys):
+    assert not check_prediction("2回、いや1回かな", 1, "回数")
+
+
+@pytest.mark.parametrize("given", ["read_notes じゃない", "read_notes ではない", "not read_notes"])
+def test_a_name_said_only_to_deny_it_is_not_that_name(given, capsys):
+    assert not check_prediction(given, "read_notes", "ツール")
+
+
+@pytest.mark.parametrize("given, actual", [("無", False), ("有", True)])
+def test_a_single_kanji_for_absent_or_present_is_read(given, actual, capsys):
+    assert check_prediction(given, actual, "残っているか")
+    assert not check_prediction(given, not actual, "残っているか")
+
+
+@pytest.mark.parametrize(
+    "given, actual",
+    [
+        ("0回、締めくくりが保存されていないので1回呼ばれる", None),
+        ("1回。台帳にないから2回目はない", 1),
+        ("台帳にないから2回", 2),
+        ("保存されていないので1回", 1),
+    ],
+)
+def test_a_negation_in_a_reason_denies_no_count_after_it(given, actual, capsys):
+    for n in (0, 1, 2):
+        assert check_prediction(given, n, "回数") is (n == actual)
+
+
+@pytest.mark.parametrize(
+    "given, right",
+    [
+        ("増える量そのものが大きくなっていく", True),
+        ("足すたびに増える量がどんどん大きくなる", True),
+        ("増える量が毎回ほぼ同じ", False),
+        ("増える量が大きくはならない", False),
+    ],
+)
+def test_growth_told_by_the_notebooks_own_test_is_read(given, right, capsys):
+    assert check_prediction(given, "2乗", "増え方", accept=("二乗",)) is right
+
+
+@pytest.mark.parametrize("given, actual", [("台帳ヒット 👍", "hit"), ("☺ 1回", 1)])
+def test_an_emoji_beside_the_answer_changes_nothing(given, actual, capsys):
+    from harness.lab import BRANCH_WORDS
+
+    assert check_prediction(given, actual, "予想", accept=BRANCH_WORDS.get(actual, ()))

@@ -263,9 +263,9 @@ _NUMBER_WORDS = {
 _COUNTER = r"(?:回|件|個|つ|行|ターン|度|times?|x)"
 _NEVER = re.compile(r"一度も|一回も|いちども|1度も|1回も|never")
 _DENY = re.compile(
-    r"ない|無い|なし|無し|ません|(?<!は)ず$|ぬ$|いいえ|違う|異なる|^no\b|^false$|^x$|^×$|^✗$|\bnot\b"
+    r"ない|無い|なし|無し|^無$|ません|(?<!は)ず$|ぬ$|いいえ|違う|異なる|^no\b|^false$|^x$|^×$|^✗$|\bnot\b"
 )
-_AFFIRM = re.compile(r"^はい|^yes\b|^true$|^○$|^◯$|^ok$")
+_AFFIRM = re.compile(r"^はい|^yes\b|^true$|^○$|^◯$|^ok$|^有$")
 # A yes/no said with a verb: a word that means yes (残る, 同じ, "stays") or no (消える, 違う, "deleted") by itself,
 # turned round by each negation after it (消えない: yes; 残らないことはない: yes; "it doesn't stay": no).
 _YES_WORD = re.compile(
@@ -279,12 +279,16 @@ _NO_WORD = re.compile(
 _NEGATION = re.compile(r"ない|無い|ません|(?<!は)ず|ぬ$|なかった|[るうくすつ]前に|\bnot\b|n't\b|\bnever\b")
 _HEDGE = (  # not sure, or a hedge ("たぶん", "maybe 2", "2回くらい?", "≒2"): a prediction says one thing
     r"わから|分から|知らな|どちらとも|どっちとも|かもしれ|言い切れ|とは限らな|not sure|don'?t know|\?$|？$|"
-    r"たぶん|多分|おそらく|恐らく|\bmaybe\b|\bprobably\b|\bperhaps\b|くらい|ぐらい|≒|約\s*\d|およそ|かも[ねなよ]?$|"
+    r"たぶん|多分|おそらく|恐らく|\bmaybe\b|\bprobably\b|\bperhaps\b|くらい|ぐらい|≒|約\s*\d|およそ|かも[ねなよ]?$|かな[ぁあー]?$|"
     r"\bapprox|\broughly\b|\babout\s*\d"
 )
 _UNSURE = re.compile(rf"{_HEDGE}|不明|unknown")  # (as a yes/no or a number; 05's branch unknown is a word)
 HEDGED = re.compile(_HEDGE)
 _CLAUSES = re.compile(r"[？?、,…/・]|かも|\bor\b|または|それとも")
+# "0回、保存されていないので1回呼ばれる": the reason before ので is a clause of its own, so its ない denies no number
+_NUMBER_CLAUSES = re.compile(
+    r"[、,;—]|\s-\s|ので|のに|けど|けれど|ため[にで]?|から(?![\d一二三四五六七八九十])|\bbecause\b"
+)
 _NEGATED_NUMBER = re.compile(r"ではな|じゃな|\bnot\b")
 _PARENS = re.compile(r"[（(][^（）()]*[）)]")
 _DENIED_OPTION = re.compile(
@@ -293,6 +297,11 @@ _DENIED_OPTION = re.compile(
 _NUMBER_ALONE = re.compile(rf"^(?:http\s*)?\d+\s*(?:{_COUNTER}|エラー|error)?$")
 _ENDINGS = re.compile(r"(?:です|でした|だ|する|します|になる|になります|ます|。|!|！)+$")
 _SQUARED = re.compile(r"2乗|二乗|n\^?2(?!\d)|n\*\*2|quadratic|二次")
+# 09's own test for telling them apart: the amount added each time stays the same (比例) or itself grows (2乗)
+_STEPS_GROW = re.compile(
+    r"増える量(?:その(?:もの)?)?(?:が|は|も)(?:どんどん|だんだん|毎回|次第に)?(?:大きく|多く|増え)"
+)
+_STEPS_SAME = re.compile(r"増える量(?:が|は)(?:毎回)?(?:ほぼ|だいたい)?(?:同じ|一定|変わらな)")
 _GROWTH = {"2乗": re.compile(r"^(?:o\()?n\^?2\)?$|^quadratic$|^2次関数$|^二次関数$"),
            "比例": re.compile(r"^(?:o\()?n\)?$|^linear$|^線形に?$")}  # fmt: skip
 # a [reconcile] log line pasted whole: what follows the call's id and name is the branch in the lesson's words
@@ -309,13 +318,25 @@ _WORDS = {
 }
 
 
+# "2、いや1回", "1回、やっぱり2回", "2, no wait, 1": the answer is what the learner ends on
+_CORRECTED = re.compile(
+    r"[、,。.\s]\s*(?:いや|いえ|やっぱり?|訂正(?:して|します)?|no,?\s*wait|i\s+mean|actually)"
+    r"(?:[、,:：\s]+|(?![ぁ-ん]))",  # (not いやな, いえる)
+    re.IGNORECASE,
+)
 _TAKEN_BACK = re.compile(
     r"いや|やっぱ|訂正|じゃなく|ではなく|(?:^|[、,\s])(?:でも|しかし)|\bbut\b|\bactually\b|\bwait\b|\bno\b"
 )
 
 
+_EMOJI = re.compile(
+    "[\U0001f000-\U0001faff\u2600-\u260f\u2613-\u26ff\ufe0f\u200d]"
+)  # "ヒット 👍"; not ✓ ✗ ☑ ○ ×
+
+
 def _fold(value: str) -> str:
-    return unicodedata.normalize("NFKC", value).strip().strip("\"'「」『』").strip().casefold()
+    text = _EMOJI.sub("", unicodedata.normalize("NFKC", value))
+    return text.strip().strip("\"'「」『』").strip().casefold()
 
 
 def plain_answer(value: str) -> str:
@@ -367,7 +388,7 @@ def _as_number(text: str, raw: str = "") -> int | None:
         return None
     if _NEVER.search(text):  # "一度も呼ばれない", "0回、一度も", "never": not once
         return 0 if _numbers(_NEVER.sub(" ", text)) <= {0} else None
-    clauses = [c for c in re.split(r"[、,;—]|\s-\s", text) if c.strip()]
+    clauses = [c for c in _NUMBER_CLAUSES.split(text) if c.strip()]
     kept = [c for c in clauses if _numbers(c) and not _DENY.search(c)]
     if kept and any(_numbers(c) and _DENY.search(c) for c in clauses):
         text = "、".join(kept)  # "一度だけ走る、二度目はない", "one line, not two": the one not denied
@@ -435,6 +456,9 @@ def _norm(value: object) -> object:
             if pattern.match(whole) or pattern.match(re.sub(r"\s+", "", text)):
                 return word
         squeezed = re.sub(r"\s+", "", text)
+        grows, same = _STEPS_GROW.search(squeezed), _STEPS_SAME.search(squeezed)
+        if bool(grows) != bool(same) and not _NEGATION.search(squeezed[(grows or same).end() :]):
+            return "2乗" if grows else "比例"  # (not "増える量が同じではない")
         big_o = re.search(r"o\(n(?:\^|\*\*)?2\)", whole)  # (in parentheses, so not in text)
         if (_SQUARED.search(squeezed) or big_o) and not re.search(r"(?<!に)比例|linear|線形", squeezed):
             return "2乗"  # "二乗に比例して増える", "O(n^2) で増える"; not "比例か2乗"
@@ -469,6 +493,9 @@ def _same(prediction: object, actual: object) -> bool:
     if (numbers or type(a) is type(b)) and a == b:
         return True
     if isinstance(a, str) and isinstance(b, str):
+        text = plain_answer(prediction)
+        if _DENIED_OPTION.search(text) and not _DENIED_OPTION.sub("", text).strip(" 、,"):
+            return False  # "read_notes じゃない", "not read_notes": only denied
         if _stem(a) == _stem(b) and len(_stem(b)) >= 2:
             return True
         names = identifiers(plain_answer(prediction))
@@ -492,6 +519,9 @@ def _read_as(prediction: object, actual: object, accept: tuple) -> bool:
     if isinstance(
         prediction, str
     ):  # "2回。記録前に落ちたので…": the answer, then why (unless it is taken back)
+        corrected = list(_CORRECTED.finditer(prediction))
+        if corrected and corrected[0].start() <= 20:  # a short first answer, then the one it is corrected to
+            prediction = prediction[corrected[-1].end() :]
         first, *rest = re.split(r"。|\.\s", prediction.strip(), maxsplit=1)
         if rest and rest[0].strip() and first.strip() and not _TAKEN_BACK.search(_fold(rest[0])):
             prediction = first
