@@ -154,3 +154,45 @@ def test_a_page_long_explanation_or_sheet_cell_is_asked_to_be_shorter_not_read()
     sheet = with_change(LEVEL1, ["①", "read_notes", "reconcile"], "再実行" * 200)
     report = check_level1(sheet).report()
     assert "600 文字あります" in report and "合格" not in report
+
+
+@pytest.mark.parametrize(
+    "explanation",
+    [
+        "なぜ完了扱いになるのか。再開すると reconcile はプレースホルダに台帳ヒットし、write_report を実行しない。",
+        (
+            "（なぜ「一度も走っていないツールが完了扱い」になるのかを、ここに書く）\n"
+            "再開すると台帳ヒットし、write_report は一度も実行されない。"
+        ),
+        "再開したら再実行するか？ しない。台帳ヒットして結果を再利用する。",
+        "「再開で台帳ミスになって write_report がもう一度走る」——これは誤りです。再開は台帳ヒットし、再実行しない。",
+        "最初は再開で再実行されると考えた。でもそれは台帳が空のときの話だった。再開は台帳ヒットし、再実行しない。",
+    ],
+)
+def test_an_explanation_starting_with_naze_asking_or_quoting_what_it_refutes_is_read(explanation):
+    assert check_level2_diagnosis(DIAGNOSIS, explanation=explanation).passed
+
+
+@pytest.mark.parametrize(
+    "explanation",
+    [
+        "（なぜ「一度も走っていないツールが完了扱い」になるのかを、ここに書く）\n再開で write_report が再実行される。",
+        "再開は台帳ヒットし再実行しないが、モデルはそれをツールの失敗として受け取り、最後のメッセージはエラーになる。",
+        "On resume it is a ledger hit and nothing re-runs, but the model treats it as a failure.",
+    ],
+)
+def test_a_placeholder_line_left_in_or_a_failure_story_is_not_passed(explanation):
+    assert not check_level2_diagnosis(DIAGNOSIS, explanation=explanation).passed
+
+
+@pytest.mark.parametrize(
+    "insight, right",
+    [
+        ("B。A は「② ではまだ走っていない」と決めつけているが、走っているかもしれない。D は checkpoint.json が違うと言うが、同じ。", True),
+        ("B  # 区別がつかない（D ではない # A でもない）", True),
+        ("B。A も正しい", False),
+        ("B。でも A かもしれない", False),
+    ],
+)  # fmt: skip
+def test_other_choices_named_only_to_argue_against_them_leave_the_one_chosen(insight, right):
+    assert check_level1(with_change(LEVEL1, ("insight_1_2",), insight)).passed is right

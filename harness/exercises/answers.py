@@ -214,6 +214,12 @@ class Question:
         if other in letters and letters[other] != choice:
             both = " と ".join(self.words.get(v, repr(v)) for v in (choice, letters[other]))
             return None, f"{show(text)} は {both} の2つを挙げています。1つだけ選んでください"
+        # a sentence about another choice that argues against it ("A は…と言うが、…") is not this choice's reason
+        rest = "".join(
+            part
+            for part in re.split(r"(?<=[。\n])|(?<=\.)(?=\s)", rest)
+            if not re.match(rf"\s*([a-z])(?![a-z0-9_])(?:{_REFUTED.pattern})", part)
+        )
         for alias, value in [*self.aliases.items(), *((w, v) for v, ws in self.phrases.items() for w in ws)]:
             head = re.split(r"[。.]", alias)[0]
             if value != choice and len(head) >= 6 and loose(head) in loose(rest):
@@ -234,8 +240,10 @@ class Question:
             before, after = plain[max(0, at - 8) : at], plain[at + 1 : at + 9]
             if letter == first or re.search(r"\bnot\s*$|n't\s*$|地点\s*$|\bpoint\s*$", before, re.IGNORECASE):
                 continue
-            if re.match(r"\s*(?:で|じゃ|では)?(?:は)?(?:ない|なく|ありません)", after):
+            if re.match(r"\s*(?:でも|では|じゃ|で)?(?:は|も)?(?:ない|なく|ありません)", after):
                 continue
+            if _REFUTED.match(plain[at + 1 :]):
+                continue  # "B。A は「…」と決めつけているが、…": another choice named only to argue against it
             return letter
         return None
 
@@ -293,6 +301,12 @@ class Question:
         return " / ".join(
             f"{name}（{word!r}）" if name != repr(word) else name for word, name in self.words.items()
         )
+
+
+# a choice letter as the topic of a sentence that argues against it ("A は…と言うが", "C says … but", "D: wrong")
+_REFUTED = re.compile(
+    r"\s*(?:は|って|の|says|is|claims|assumes|:|：)(?:[^。.\n]|\.(?!\s|$))*?(?:が[、,]|けど|けれど|\bbut\b|違|誤|wrong|incorrect|×)"
+)
 
 
 LEAD = re.compile(

@@ -262,6 +262,8 @@ THOUGHT = re.compile(r"と思|と考え|思って|\b(?:thought|assumed|expected|
 DENIED_NEXT = re.compile(
     r"^\s*(?:でも|しかし|ですが|だが|けれど|ところが|実際には|実際は)?[、,]?\s*(?:それは|そう|実際は)?\s*"
     r"(?:違います|違う|違いました|ちがいます|そうではありません|そうではない|そうはなりません|間違いです|誤りです)"
+    r"|^\s*(?:でも|しかし|ところが|だが)[、,]?\s*(?:(?:それ|これ|そう)は[^。]*?(?:の話|場合|とき)(?:だった|です|でした|だ)|"
+    r"(?:実際|本当|現実)は)"  # 「でもそれは台帳が空のときの話だった」
     r"|^\s*(?:but\s+)?(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+(?:true|right|the\s+case|what\s+happens))",
     re.IGNORECASE,
 )
@@ -272,7 +274,8 @@ DENIED = re.compile(  # "you might think X, but it does not happen": X is the mi
     r"(?:it|that|this)\s+(?:does(?:n't|\s+not)|is(?:n't|\s+not)|won't|will\s+not)(?:\s+happen)?[.,;]?",
     re.IGNORECASE,
 )
-TEMPLATE = re.compile(r"^[（(]?(?:なぜ|ここに書く)")
+# the notebook's placeholder line (「（なぜ…を、ここに書く）」), not an answer that starts with なぜ
+TEMPLATE = re.compile(r"[（(]?(?:なぜ[^\n]{0,60}?)?ここに書く[）)]?")
 WORDS = re.compile(
     f"{HIT_ALWAYS.pattern}|{MISS_ALWAYS.pattern}|{HIT_WORDS.pattern}|{MISS_WORDS.pattern}", re.IGNORECASE
 )
@@ -379,13 +382,21 @@ def stated(text: str):
         if (
             about_fix
             or COUNTERFACTUAL.search(sentence)
+            or re.search(
+                r"[?？]\s*$", sentence
+            )  # a question asks (「再実行するか？ しない。」): its answer follows
             or (THOUGHT.search(sentence) and DENIED_NEXT.search(following))
         ):
             continue
-        sentence = THOUGHT_THEN.sub("", DENIED.sub("", sentence))
+        sentence = THOUGHT_THEN.sub("", DENIED.sub("", REFUTED_QUOTE.sub(" ", sentence)))
         yield re.sub(r"かもしれ(?:ない|ません)", "かも", sentence)  # a hedge, not a negation
 
 
+# 「「…再実行されるだけだ」——これは誤りです」: a quoted idea refuted in its own sentence is not stated.
+REFUTED_QUOTE = re.compile(
+    r"[「『\"“][^」』\"”]*[」』\"”](?=[^。]*?(?:誤り|間違い|違います|違う|外れ|\bwrong\b|\bnot\s+true\b|\bfalse\b))",
+    re.IGNORECASE,
+)
 # 「最初は…と思ったが、」"I first thought …, but": what was thought before the correction is not stated.
 THOUGHT_THEN = re.compile(
     r"^[^。]*?(?:と|って)(?:思|考え)(?:った|っていた|ていた|ました|ていました)(?:が|けど|けれど|ものの)[、,]?|"
@@ -409,6 +420,12 @@ FALSE_CLAIMS = (
                 r"\b(?:returns|passes|hands|gives)\b[^.]{0,30}\b(?:real|actual|correct)\s+(?:report|text|content)",
                 re.IGNORECASE),
      "台帳の result は None（プレースホルダ）で、再開で tool_result に入るのもその None でした"),
+    (re.compile(r"(?:失敗|エラー)(?:として|と)(?:受け取|扱|報告|判断|みな)|(?:最後|締めくくり|最終)の(?:メッセージ|返事|応答|報告)"
+                r"[^。]{0,40}?(?:エラー|失敗)|失敗(?:を|したと)報告|"
+                r"\b(?:treats?|takes?|reads?|sees?|reports?)\s+(?:it\s+)?as\s+(?:a\s+)?(?:failure|failed|error)|"
+                r"\breports?\s+(?:a\s+)?failure|\bfinal\s+(?:message|reply|answer)[^.]{0,40}?\b(?:error|failure|failed)",
+                re.IGNORECASE),
+     "再開の締めくくりは「タスク完了」でした（tool_result は None で、is_error ではありません）"),
 )  # fmt: skip
 
 
@@ -496,7 +513,9 @@ def read_explanation(verdict: Verdict, explanation: object) -> None:
     opposite is ✗ with what the disk shows; saying both, or a hit and also that write_report ran or report.txt is there,
     or neither, is asked (never accepted)."""
     what = texts.JUDGE_EXPLANATION_WHAT
-    if not isinstance(explanation, str) or not explanation.strip() or TEMPLATE.match(explanation.strip()):
+    if isinstance(explanation, str):
+        explanation = TEMPLATE.sub("", explanation)  # the placeholder left above an answer is not part of it
+    if not isinstance(explanation, str) or not explanation.strip():
         verdict.unanswered(what, texts.JUDGE_EXPLANATION_EMPTY)
         return
     if len(explanation) > EXPLANATION_LIMIT:
