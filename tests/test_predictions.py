@@ -231,3 +231,23 @@ def test_an_emoji_beside_the_answer_changes_nothing(given, actual, capsys):
     from harness.lab import BRANCH_WORDS
 
     assert check_prediction(given, actual, "予想", accept=BRANCH_WORDS.get(actual, ()))
+
+
+@pytest.mark.parametrize(
+    "given, actual, wrong",
+    [
+        ("残ってへん", False, True),
+        ("消えてへん", True, False),
+        ("呼ばれへん", 0, 1),
+        ("走らへんかった", 0, 1),
+        ("ちゃう", False, True),
+    ],
+)
+def test_kansai_negation_reads_as_it_does_in_the_exercise_judges(given, actual, wrong, capsys):
+    assert check_prediction(given, actual, "予想")
+    assert not check_prediction(given, wrong, "予想")
+
+
+@pytest.mark.parametrize("given", ["必ず1回", "まず1回"])
+def test_kanarazu_and_mazu_are_not_negations(given, capsys):
+    assert check_prediction(given, 1, "回数")

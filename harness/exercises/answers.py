@@ -8,7 +8,7 @@ import re
 import unicodedata
 
 from ..lab import BRANCH_WORDS as LESSON_BRANCH_WORDS
-from ..lab import HEDGED, as_bool, plain_answer
+from ..lab import HEDGED, NOT_JA, as_bool, plain_answer
 from ..texts import JUDGE_READS_AS_MANY, RECONCILE_LINES
 
 # What a learner may answer (the same words the notebooks offer).
@@ -79,7 +79,7 @@ def loose(text: object) -> str:
 
 # A choice's word said only to deny it ("ヒットしない", "not a rerun") does not name that choice; denied twice
 # ("ヒットしないということはない") it does.
-_DENIED_AFTER = re.compile(r"^(?:に|が|は|と)?(?:し|せ|され|でき|なら|なさ)?(?:ない|ず|なかった|ません|なく)")
+_DENIED_AFTER = re.compile(rf"^(?:に|が|は|と)?(?:し|せ|され|でき|なら|なさ)?(?:ず|{NOT_JA})")
 _DENIED_BEFORE = re.compile(r"(?:not|no|never|n't|nota|notan|notthe)$")
 _DENIED_AGAIN = re.compile(r"(?:という)?(?:こと|わけ)(?:は|では|でも)?(?:ない|なく|ありません)")
 

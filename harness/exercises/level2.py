@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import texts
 from ..crash import crash_on
+from ..lab import NOT_EN, NOT_JA
 from ..lab.process import IN_BROWSER
 from ..ledger import load_effects, save_effect
 from ..tools import execute_tool
@@ -202,12 +203,11 @@ MISS_WORDS = re.compile(
     re.IGNORECASE,
 )
 JA_CLAUSE_END = re.compile(r"[。、，,.!?！？\n→]|ので|から|けど|けれど|ため|のに")
-JA_NOT = re.compile(  # not 「みなして」; 「…されるどころか」 denies what precedes it
-    r"ない|なく|(?<!み)なし|なら(?:ず|ない)|せず|れず|おらず|[たかさなばらがわ]ず|(?<=[一-龥]ま)ず|ません|では|じゃ|どころか|"
-    r"(?<!たい)へん|ひん"
-)
+JA_NOT = re.compile(
+    rf"{NOT_JA}|(?<!み)なし|なら(?:ず|ない)|では|じゃ|どころか"
+)  # not 「みなして」; 「…どころか」
 EN_NOT = re.compile(
-    r"\b(?:not|never|no|nothing|nobody|without|instead\s+of|rather\s+than|skip(?:s|ped|ping)?|avoids?)\b|n't",
+    rf"{NOT_EN}|\b(?:no|nothing|nobody|without|instead\s+of|rather\s+than|skip(?:s|ped|ping)?|avoids?)\b",
     re.IGNORECASE,
 )
 ABOUT_FIX = re.compile(

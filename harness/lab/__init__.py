@@ -261,10 +261,14 @@ _NUMBER_WORDS = {
     "ten": 10,
 }  # fmt: skip
 _COUNTER = r"(?:回|件|個|つ|行|ターン|度|times?|x)"
-_NEVER = re.compile(r"一度も|一回も|いちども|1度も|1回も|never")
-_DENY = re.compile(
-    r"ない|無い|なし|無し|^無$|ません|(?<!は)ず$|ぬ$|いいえ|違う|異なる|^no\b|^false$|^x$|^×$|^✗$|\bnot\b"
+# One home for how a learner says "not", read by every judge (predictions here, the level-1 sheet and the level-2
+# explanation in harness/exercises): standard, spoken and Kansai (走ってへん, 呼ばれへん) negation endings, and English.
+NOT_JA = (  # ず after a verb's negative stem (残らず, 消えず, 読まず), not 必ず, まず, はず
+    r"ない|無い|なく|ません|なかった|[たかさなばらがわえせれ]ず|おらず|(?<=[一-龥]ま)ず|ぬ$|(?<!たい)へん|ひん"
 )
+NOT_EN = r"\bnot\b|n't\b|\bnever\b"
+_NEVER = re.compile(r"一度も|一回も|いちども|1度も|1回も|never")
+_DENY = re.compile(rf"{NOT_JA}|なし|無し|^無$|いいえ|違う|ちゃう|異なる|^no\b|^false$|^x$|^×$|^✗$|{NOT_EN}")
 _AFFIRM = re.compile(r"^はい|^yes\b|^true$|^○$|^◯$|^ok$|^有$")
 # A yes/no said with a verb: a word that means yes (残る, 同じ, "stays") or no (消える, 違う, "deleted") by itself,
 # turned round by each negation after it (消えない: yes; 残らないことはない: yes; "it doesn't stay": no).
@@ -273,10 +277,10 @@ _YES_WORD = re.compile(
     r"\b(?:stays?|remains?|kept|keeps?|same|identical|exists?|there|present|saved|written|recorded|attached|survives?)\b"
 )
 _NO_WORD = re.compile(
-    r"消え|なくな|無くな|違う|違い|違わ|異な|"
+    r"消え|なくな|無くな|違う|違い|違わ|ちゃう|ちゃいま|異な|"
     r"\b(?:deleted|removed|gone|erased|wiped|disappear(?:s|ed)?|different|differs?|absent|missing)\b"
 )
-_NEGATION = re.compile(r"ない|無い|ません|(?<!は)ず|ぬ$|なかった|[るうくすつ]前に|\bnot\b|n't\b|\bnever\b")
+_NEGATION = re.compile(rf"{NOT_JA}|[るうくすつ]前に|{NOT_EN}")
 _HEDGE = (  # not sure, or a hedge ("たぶん", "maybe 2", "2回くらい?", "≒2"): a prediction says one thing
     r"わから|分から|知らな|どちらとも|どっちとも|かもしれ|言い切れ|とは限らな|not sure|don'?t know|\?$|？$|"
     r"たぶん|多分|おそらく|恐らく|\bmaybe\b|\bprobably\b|\bperhaps\b|くらい|ぐらい|≒|約\s*\d|およそ|かも[ねなよ]?$|かな[ぁあー]?$|"
