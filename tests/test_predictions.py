@@ -251,3 +251,12 @@ def test_kansai_negation_reads_as_it_does_in_the_exercise_judges(given, actual, 
 @pytest.mark.parametrize("given", ["必ず1回", "まず1回"])
 def test_kanarazu_and_mazu_are_not_negations(given, capsys):
     assert check_prediction(given, 1, "回数")
+
+
+@pytest.mark.parametrize(
+    "given, actual",
+    [("おんなじ", True), ("一緒", True), ("ちがう", False), ("きえてる", False), ("のこってる", True)],
+)
+def test_a_yes_no_word_in_hiragana_or_its_spoken_form_is_read(given, actual, capsys):
+    assert check_prediction(given, actual, "予想")
+    assert not check_prediction(given, not actual, "予想")

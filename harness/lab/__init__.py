@@ -273,11 +273,11 @@ _AFFIRM = re.compile(r"^はい|^yes\b|^true$|^○$|^◯$|^ok$|^有$")
 # A yes/no said with a verb: a word that means yes (残る, 同じ, "stays") or no (消える, 違う, "deleted") by itself,
 # turned round by each negation after it (消えない: yes; 残らないことはない: yes; "it doesn't stay": no).
 _YES_WORD = re.compile(
-    r"ある|あり|あっ|残|同じ|同一|され|付|つく|つか|つき|書か|書き|保存|記録|"
+    r"ある|あり|あっ|残|のこ|同じ|おなじ|おんなじ|同一|一緒|いっしょ|され|付|つく|つか|つき|書か|書き|保存|記録|"
     r"\b(?:stays?|remains?|kept|keeps?|same|identical|exists?|there|present|saved|written|recorded|attached|survives?)\b"
 )
 _NO_WORD = re.compile(
-    r"消え|なくな|無くな|違う|違い|違わ|ちゃう|ちゃいま|異な|"
+    r"消え|きえ|なくな|無くな|違う|違い|違わ|ちがう|ちがい|ちがわ|ちゃう|ちゃいま|異な|"
     r"\b(?:deleted|removed|gone|erased|wiped|disappear(?:s|ed)?|different|differs?|absent|missing)\b"
 )
 _NEGATION = re.compile(rf"{NOT_JA}|[るうくすつ]前に|{NOT_EN}")
