@@ -196,3 +196,10 @@ def test_a_placeholder_line_left_in_or_a_failure_story_is_not_passed(explanation
 )  # fmt: skip
 def test_other_choices_named_only_to_argue_against_them_leave_the_one_chosen(insight, right):
     assert check_level1(with_change(LEVEL1, ("insight_1_2",), insight)).passed is right
+
+
+def test_an_explanation_in_tohoku_speech_is_read():
+    explanation = "--resume したどぎ reconcile は台帳ヒットにして、結果ば再利用して再実行しねえ。"
+    assert check_level2_diagnosis(DIAGNOSIS, explanation=explanation).passed
+    wrong = "--resume したどぎ reconcile は台帳ミスにして、もう一回走らせる。ヒットはしねえ。"
+    assert not check_level2_diagnosis(DIAGNOSIS, explanation=wrong).passed

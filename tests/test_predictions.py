@@ -260,3 +260,13 @@ def test_kanarazu_and_mazu_are_not_negations(given, capsys):
 def test_a_yes_no_word_in_hiragana_or_its_spoken_form_is_read(given, actual, capsys):
     assert check_prediction(given, actual, "予想")
     assert not check_prediction(given, not actual, "予想")
+
+
+@pytest.mark.parametrize("given, actual, wrong", [("残ってねえ", False, True), ("呼ばれねえ", 0, 1)])
+def test_tohoku_and_kanto_negation_is_read(given, actual, wrong, capsys):
+    assert check_prediction(given, actual, "予想") and not check_prediction(given, wrong, "予想")
+
+
+@pytest.mark.parametrize("given", ["そうだねえ、1回", "1回ですねえ"])
+def test_a_sentence_final_nee_is_not_a_negation(given, capsys):
+    assert check_prediction(given, 1, "回数")

@@ -262,9 +262,11 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 _COUNTER = r"(?:回|件|個|つ|行|ターン|度|times?|x)"
 # One home for how a learner says "not", read by every judge (predictions here, the level-1 sheet and the level-2
-# explanation in harness/exercises): standard, spoken and Kansai (走ってへん, 呼ばれへん) negation endings, and English.
+# explanation in harness/exercises): standard, spoken, Kansai (走ってへん, 呼ばれへん) and Tohoku/Kanto (再実行しねえ,
+# 走ってねくて) negation endings, and English.
 NOT_JA = (  # ず after a verb's negative stem (残らず, 消えず, 読まず), not 必ず, まず, はず
-    r"ない|無い|なく|ません|なかった|[たかさなばらがわえせれ]ず|おらず|(?<=[一-龥]ま)ず|ぬ$|(?<!たい)へん|ひん"
+    r"ない|無い|なく|ません|なかった|[たかさなばらがわえせれ]ず|おらず|(?<=[一-龥]ま)ず|ぬ$|(?<!たい)へん|ひん|"
+    r"(?<=[しせらさたなまばがわれてで])ね[えぇー]|(?<=[てで])ねく|無え"
 )
 NOT_EN = r"\bnot\b|n't\b|\bnever\b"
 _NEVER = re.compile(r"一度も|一回も|いちども|1度も|1回も|never")
