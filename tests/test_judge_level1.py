@@ -203,3 +203,13 @@ def test_an_explanation_in_tohoku_speech_is_read():
     assert check_level2_diagnosis(DIAGNOSIS, explanation=explanation).passed
     wrong = "--resume したどぎ reconcile は台帳ミスにして、もう一回走らせる。ヒットはしねえ。"
     assert not check_level2_diagnosis(DIAGNOSIS, explanation=wrong).passed
+
+
+def test_a_branch_described_as_a_noun_is_what_it_is_not_what_happens():
+    explanation = (
+        "台帳ミスの分岐（読み取り専用なら再実行、副作用ありなら is_error）に入るのは、レコードがないときだけです。"
+        "再開すると reconcile は台帳ヒットし、write_report を再実行しません。"
+    )
+    assert check_level2_diagnosis(DIAGNOSIS, explanation=explanation).passed
+    wrong = "台帳ミスの分岐に入り、再開で write_report が再実行される。"
+    assert not check_level2_diagnosis(DIAGNOSIS, explanation=wrong).passed

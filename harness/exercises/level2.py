@@ -389,6 +389,9 @@ def stated(text: str):
         ):
             continue
         sentence = THOUGHT_THEN.sub("", DENIED.sub("", REFUTED_QUOTE.sub(" ", sentence)))
+        sentence = re.sub(
+            r"(?<=分岐)\s*[（(][^）)]*[）)]", "", sentence
+        )  # 「台帳ミスの分岐（…なら再実行…）」: what it is
         yield re.sub(r"かもしれ(?:ない|ません)", "かも", sentence)  # a hedge, not a negation
 
 
@@ -471,10 +474,10 @@ def consequence(text: str) -> tuple[str | None, str | None, str | None]:
             ):
                 continue  # 「再実行されるべきなのに」"should be re-run": what ought to happen, not what does
             clause_rest = re.split(PHRASE_END, sentence[found.end() :], maxsplit=1)[0]
-            if re.match(r"\s*(?:の|な)?(?:とき|時|場合)", after) or re.search(
+            if re.match(r"\s*(?:の|な)?(?:とき|時|場合)|\s*の分岐", after) or re.search(
                 r"(?:とき|時|場合)の分岐", clause_rest
             ):
-                continue  # 「is_error は台帳ミスのときの分岐」: what a branch is, not what happens here
+                continue  # 「is_error は台帳ミスのときの分岐」「台帳ミスの分岐に入るのは」: what a branch is
             if re.fullmatch(r"\s*(?:に|で|と)?も\s*", after) and i + 1 < len(
                 found_all
             ):  # 「AにもBにもならない」
