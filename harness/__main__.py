@@ -10,13 +10,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 import time
 from pathlib import Path
 
 from . import settings, texts
-from .beyond.cli import main_beyond, main_dbos, refuse_another_mode_on_disk, shared_database
+from .beyond.cli import (
+    engine_interrupted,
+    engine_resumable,
+    main_beyond,
+    main_dbos,
+    refuse_another_mode_on_disk,
+    shared_database,
+)
 from .crash import CrashPlan, SimulatedCrash
 from .errors import HarnessError
 from .lock import hold_workdir
@@ -91,6 +99,8 @@ def parse_args(argv: list[str]) -> Options:
     engine = options.engine
     if not options.workdir.strip():
         _usage_error(texts.EMPTY_WORKDIR)
+    if re.search("[\x00-\x1f\x7f-\x9f\u2028\u2029]", options.workdir):  # a newline splits each line naming it
+        _usage_error(texts.UNPRINTABLE_WORKDIR.format(shown=untrusted(options.workdir)))
     if engine not in (None, "dbos"):
         _usage_error(texts.DBOS_BAD_ENGINE.format(value=untrusted(engine)))
     if options.database_url and engine is None:
@@ -174,7 +184,16 @@ def say_waiting(elapsed_s: float, deadline_s: float) -> None:
 def _resumable(options) -> bool:
     """Whether --resume has something to continue after a run stopped: a checkpoint on disk, or the engine's workflow
     (the engine keeps its state in its database). Without one, the advice is to start again without --resume."""
-    return options.engine is not None or os.path.lexists(Path(options.workdir, CHECKPOINT_FILE))
+    if options.engine is not None:
+        return engine_resumable(options)
+    return os.path.lexists(Path(options.workdir, CHECKPOINT_FILE))
+
+
+def _interrupted(options) -> str:
+    """The line after a Ctrl-C that cli() handles: resume, or start again (the engine's words for its workflow)."""
+    if options.engine is not None:
+        return engine_interrupted(options, _resumable(options))
+    return texts.INTERRUPTED if _resumable(options) else texts.INTERRUPTED_BEFORE_SAVE
 
 
 def cli(argv: list[str] | None = None, env=os.environ) -> int:
@@ -208,7 +227,7 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
     except SimulatedCrash:
         return EXIT_CRASHED  # the [kill] line was printed by the crash event
     except KeyboardInterrupt:
-        _say(texts.INTERRUPTED if _resumable(options) else texts.INTERRUPTED_BEFORE_SAVE, sys.stderr)
+        _say(_interrupted(options), sys.stderr)
         return EXIT_INTERRUPTED
     except HarnessError as err:
         _say(f"エラー: {err}", sys.stderr)
@@ -304,7 +323,7 @@ def _run() -> int:
         if not _started:
             message = texts.INTERRUPTED_AT_START  # nothing has been read or written yet
         else:
-            message = texts.INTERRUPTED if _resumable(_started[0]) else texts.INTERRUPTED_BEFORE_SAVE
+            message = _interrupted(_started[0])
         _say(message, sys.stderr)
         return EXIT_INTERRUPTED
     finally:  # the run has ended: a Ctrl-C now, while the process exits, changes nothing

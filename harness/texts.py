@@ -238,6 +238,10 @@ WORKDIR_BUSY = (
 )
 BAD_ARGUMENT = "引数 {arg} を読めません。\n{usage}"
 EMPTY_WORKDIR = "--workdir が空です。作業フォルダの名前を指定してください（既定: harness-work）。"
+UNPRINTABLE_WORKDIR = (
+    "--workdir {shown} には改行などの制御文字があります。メッセージやコマンドで別の名前と取り違えるので使えません。"
+    "別の名前を指定するか、フォルダの名前を変えてください。"
+)
 NO_WORKDIR_TO_RESUME = "作業フォルダ {path} がありません。--resume する対象がありません。\n--resume なしで最初から実行してください。"
 BAD_FIXED_TIME = (
     "HARNESS_FIXED_TIME_MS={value} は読めません。\nミリ秒を 0 以上の整数（15 桁まで）で指定してください。"
@@ -270,6 +274,7 @@ BAD_MODEL = (
 )
 INTERRUPTED = "[中断] Ctrl-C で止めました。チェックポイントは直前の保存のまま有効です。--resume で続きから再開できます。"
 INTERRUPTED_AT_START = "[中断] Ctrl-C で止めました。まだ始める前だったので、ファイルには何も書いていません。同じコマンドをもう一度実行してください。"
+DBOS_INTERRUPTED = "[中断] Ctrl-C で止めました。ワークフローの記録はデータベースに残っています。--engine dbos --resume で続きから再開できます。"
 DBOS_INTERRUPTED_BEFORE_START = (
     "[中断] Ctrl-C で止めました。ワークフローはまだ始まっていません。{command} で最初から実行してください。"
 )
@@ -420,6 +425,7 @@ DBOS_URL_REASONS = {
     "no_database": "データベース名がありません",
     "memory": "メモリ上の SQLite はプロセスが終わると消えるので、再開のための記録を残せません",
     "no_file": "SQLite のファイルの場所がありません",
+    "not_a_file": "SQLite のファイルの場所に、通常のファイルではないもの（フォルダ、デバイス、FIFO など）があります",
 }
 DBOS_BAD_NAME = "{name}={value} は使えません。英数字と - _ . : だけの 1〜100 文字で指定してください。"
 DBOS_BAD_DEADLINE = (
@@ -440,6 +446,10 @@ LESSON_ENGINE_ON_DISK = (
 DBOS_NO_WORKFLOW = (
     "ワークフロー {task_id} はシステムデータベース {db} にありません。--resume する対象がありません。\n"
     "最初から始めるなら: {command}（別のタスクの続きなら HARNESS_TASK_ID でその ID を指定してください）"
+)
+DBOS_WORKFLOW_IN_FOLDER = (
+    "ワークフロー {task_id} はシステムデータベース {db} にありません。この作業フォルダの dbos.sqlite にあるのは"
+    "ワークフロー {ids} です。\nその続きなら: {command}"
 )
 DBOS_ALREADY_EXISTS = (
     "ワークフロー {task_id} はシステムデータベース {db} にすでにあります（状態 {status}）。同じ ID では新しく始めません。\n"

@@ -146,3 +146,17 @@ def test_a_folder_that_cannot_be_made_is_not_told_to_resume(tmp_path):
     proc = run_cli(blocker / "sub")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "--resume なしで最初から" in proc.stderr and "--resume で続きから" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "name", ["we ird\nx", "tab\there", "esc\x1b[31m", "nel\x85x"], ids=["newline", "tab", "esc", "nel"]
+)
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_work_folder_name_that_cannot_be_shown_is_refused_in_one_line_before_anything_is_made(
+    tmp_path, name, resume
+):
+    """A newline in the folder's name would split every message that names it, and the command a refusal gives would
+    name another folder: such a name is refused up front (exit 2), nothing is created."""
+    proc = run_cli(tmp_path / name, *(["--resume"] if resume else []))
+    assert_clean_refusal(proc, "改行などの制御文字")
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and list(tmp_path.iterdir()) == []

@@ -1145,6 +1145,23 @@ def test_a_database_url_the_engine_cannot_use_is_refused_up_front_with_the_reaso
     assert not work.exists() or not (work / "dbos.sqlite").exists()
 
 
+@pytest.mark.parametrize("kind", ["/dev/stdout", "/dev/null", "fifo", "folder", "fifo-journal"])
+def test_a_sqlite_url_at_a_device_a_fifo_or_a_folder_is_refused_before_anything_is_written(tmp_path, kind):
+    """SQLite writes its pages into whatever the path names (the terminal, through /dev/stdout), blocks on a FIFO and
+    leaves -lock files in /dev: the URL is refused before DBOS opens it."""
+    target = tmp_path / "db.sqlite"
+    if kind.startswith("fifo"):
+        os.mkfifo(target if kind == "fifo" else tmp_path / "db.sqlite-journal")
+    elif kind == "folder":
+        target.mkdir()
+    path = kind if kind.startswith("/dev/") else str(target)
+    code, out, err = cli_in_process(
+        "--engine", "dbos", "--workdir", str(tmp_path / "w"), "--database-url", f"sqlite:///{path}"
+    )
+    assert code == 1 and out == "" and "通常のファイルではないもの" in err.splitlines()[0], err
+    assert not (tmp_path / "w" / "dbos.sqlite").exists() and not Path(path + "-lock").exists()
+
+
 @pytest.mark.parametrize(
     "args, env",
     [
@@ -1435,3 +1452,28 @@ def test_the_watch_thread_never_dies_with_a_traceback_when_the_driver_trips(monk
         assert calls[:2] == ["check", "stop AttributeError: 'NoneType' object has no attribute 'close'"]
     else:
         assert calls[:2] == ["check", "await"]
+
+
+@pytest.mark.parametrize("other", ["url", "task_id"])
+def test_a_resume_looking_in_the_wrong_database_or_for_another_task_names_the_task_in_the_folder(
+    tmp_path, other
+):
+    """Crashed in the folder's own database (or under another task id), resumed with a --database-url (or the default
+    id): the refusal names the command that continues the workflow that is there; typed as given, it finishes with
+    write_report run once, never a fresh start that would remove the recorded steps."""
+    work = tmp_path / "w"
+    started = {"HARNESS_TASK_ID": "t1"} if other == "task_id" else {}
+    assert harness(work, env={"CRASH_AFTER": "after-effect-write:3", **started}).returncode == 137
+    args = ("--database-url", f"sqlite:///{tmp_path / 'elsewhere.sqlite'}") if other == "url" else ()
+    refused = harness(work, "--resume", *args)
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    first, advice = refused.stderr.splitlines()
+    assert "この作業フォルダの dbos.sqlite にあるのはワークフロー" in first
+    command = advice.removeprefix("その続きなら: ")
+    assert (
+        command
+        == f"{'HARNESS_TASK_ID=t1 ' if started else ''}python -m harness --engine dbos --resume --workdir {work}"
+    )
+    done = harness(work, "--resume", env=started)
+    assert done.returncode == 0 and done.stdout.endswith("タスク完了。\n"), done.stderr
+    assert tool_runs(work).count("write_report toolu_03") == 1

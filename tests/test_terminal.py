@@ -280,7 +280,9 @@ def test_a_closed_stdout_changes_neither_the_outcome_nor_the_exit_code(workdir, 
 def test_a_workdir_name_with_an_escape_sequence_is_shown_escaped(tmp_path):
     work = tmp_path / "w\x1b[2J"
     proc = cli(work, "--resume")
-    assert proc.returncode == 1 and "\x1b" not in proc.stderr and "\\x1b" in proc.stderr
+    assert (
+        proc.returncode == 2 and "\x1b" not in proc.stderr and "\\x1b" in proc.stderr
+    )  # refused, shown escaped
 
 
 def test_an_events_file_on_a_fifo_does_not_hang_the_run(workdir, tmp_path):
@@ -289,3 +291,27 @@ def test_an_events_file_on_a_fifo_does_not_hang_the_run(workdir, tmp_path):
     proc = cli(workdir, env={"HARNESS_EVENTS_FILE": str(fifo)})
     assert proc.returncode == 0, proc.stderr
     assert (workdir / "report.txt").exists()
+
+
+@pytest.mark.parametrize("state", ["empty", "database", "resume"])
+def test_a_ctrl_c_before_the_engine_took_over_says_only_what_is_on_disk(tmp_path, state):
+    """A Ctrl-C while DBOS is still being imported reaches cli()'s own handler: with no workflow anywhere it says to
+    start again (the exact command), never that a checkpoint is valid; with the folder's dbos.sqlite, or on a
+    --resume, that the workflow's record stays and --engine dbos --resume continues it."""
+    from harness.__main__ import _interrupted, parse_args
+
+    work = tmp_path / "w"
+    work.mkdir()
+    if state == "database":
+        (work / "dbos.sqlite").write_bytes(b"")
+    options = parse_args(
+        ["--engine", "dbos", "--workdir", str(work), *(["--resume"] if state == "resume" else [])]
+    )
+    line = _interrupted(options)
+    assert "チェックポイント" not in line
+    if state == "empty":
+        assert line.endswith(
+            f"python -m harness --engine dbos --workdir {work} で最初から実行してください。"
+        ), line
+    else:
+        assert "--engine dbos --resume で続きから再開できます" in line, line

@@ -9,13 +9,14 @@ import contextlib
 import os
 import shlex
 import sqlite3
+import stat
 import urllib.parse
 from pathlib import Path
 
 from .. import texts
 from ..errors import HarnessError
 from ..lock import hold_workdir
-from ..transcript import untrusted
+from ..transcript import harness_command, untrusted
 from ..vocab import CHECKPOINT_FILE, DB_FILE
 from .modes import refuse_another_mode
 
@@ -54,6 +55,35 @@ def shared_database(options, env) -> bool:
     return options.engine == "dbos" and bool(options.database_url or env.get("HARNESS_DATABASE_URL"))
 
 
+def folder_workflows(folder: Path) -> list[str]:
+    """The ids of the workflows in the folder's own dbos.sqlite, read-only ([] when it is absent, not a plain file, or
+    unreadable): what a refusal names so that its command continues the task that is there."""
+    path = folder / DB_FILE
+    with contextlib.suppress(sqlite3.Error, OSError):
+        if not stat.S_ISREG(os.lstat(path).st_mode):  # a FIFO would block the read
+            return []
+        uri = "file:" + urllib.parse.quote(os.fsencode(path.resolve()), safe="/") + "?mode=ro"
+        con = sqlite3.connect(uri, uri=True, timeout=1.0)
+        try:
+            return [str(r[0]) for r in con.execute("SELECT workflow_uuid FROM workflow_status")]
+        finally:
+            con.close()
+    return []
+
+
+def engine_resumable(options, env=os.environ) -> bool:
+    """Whether an --engine dbos run stopped early has a workflow to continue: a --resume, a shared database, or the
+    folder's own dbos.sqlite (a Ctrl-C while DBOS was still being imported has started nothing)."""
+    return options.resume or shared_database(options, env) or os.path.lexists(Path(options.workdir) / DB_FILE)
+
+
+def engine_interrupted(options, resumable: bool) -> str:
+    if resumable:
+        return texts.DBOS_INTERRUPTED
+    command = harness_command(("--engine", "dbos"), options.workdir, resume=False)
+    return texts.DBOS_INTERRUPTED_BEFORE_START.format(command=command)
+
+
 def refuse_engine_left_here(options) -> None:
     """--resume without --engine in a folder whose task is an --engine dbos workflow (no checkpoint.json, a
     dbos.sqlite): name the command that continues it, rather than the lesson's "no checkpoint"."""
@@ -64,16 +94,8 @@ def refuse_engine_left_here(options) -> None:
         or not os.path.lexists(folder / DB_FILE)
     ):
         return
-    prefix = ""
-    with contextlib.suppress(sqlite3.Error, OSError):  # the task's id, when it is not the default one
-        uri = "file:" + urllib.parse.quote(os.fsencode(folder.resolve() / DB_FILE), safe="/") + "?mode=ro"
-        con = sqlite3.connect(uri, uri=True, timeout=1.0)
-        try:
-            ids = [r[0] for r in con.execute("SELECT workflow_uuid FROM workflow_status")]
-        finally:
-            con.close()
-        if len(ids) == 1 and ids[0] != "sales-report":
-            prefix = f"HARNESS_TASK_ID={shlex.quote(ids[0])} "
+    ids = folder_workflows(folder)
+    prefix = f"HARNESS_TASK_ID={shlex.quote(ids[0])} " if len(ids) == 1 and ids[0] != "sales-report" else ""
     command = f"{prefix}python -m harness --engine dbos --resume --workdir {shlex.quote(str(folder))}"
     path = folder / CHECKPOINT_FILE
     raise HarnessError(texts.LESSON_ENGINE_ON_DISK.format(path=path, command=untrusted(command, limit=2000)))

@@ -197,6 +197,17 @@ def _sqlite_database(u: sa.engine.URL, shown: str, secrets: tuple[str, ...], ref
     else:
         path = Path(database)
     path = path if path.is_absolute() else Path.cwd() / path
+    if re.match(r"/+(?:dev|proc|sys)(?:/|$)", os.path.normpath(path)):
+        raise refuse("not_a_file", shown)  # /dev/stdout leads to the terminal or whatever stdout was sent to
+    for name in (path.name, *(path.name + tail for tail in ("-journal", "-wal", "-shm", "-lock"))):
+        try:  # SQLite writes its pages into whatever is there: /dev/stdout, a FIFO (and blocks), a folder's name
+            odd = not stat.S_ISREG(os.stat(path.with_name(name)).st_mode)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            odd = True
+        if odd:
+            raise refuse("not_a_file", shown)
     return Database(sqlite_url(path), shown, path, secrets=secrets)
 
 

@@ -75,11 +75,13 @@ from ..tools import TOOL_SCHEMAS, ToolError, ensure_notes, execute_tool, inside
 from ..transcript import format_event, print_transcript, untrusted
 from ..vocab import DB_FILE, EXIT_CRASHED, MARKER_FILE, WRITER_LABELS
 from ..workdir import start_fresh
+from .cli import folder_workflows
 from .dbos_database import (
     DATABASE_ERRORS,
     Database,
     database_detail,
     database_target,
+    default_database,
     is_away,
     is_damaged,
     ready,
@@ -613,7 +615,7 @@ def _main(options, run: Run, client, env) -> str:
                     watch.stop.set()
         except KeyboardInterrupt:
             if HERE.begun:  # the workflow stays PENDING in the database: --resume recovers it
-                print(texts.INTERRUPTED, file=sys.stderr, flush=True)
+                print(texts.DBOS_INTERRUPTED, file=sys.stderr, flush=True)
             else:  # no workflow yet: a --resume would find nothing
                 fresh = resume_command(run.workdir, db, task_id, options, env, resume=False)
                 print(texts.DBOS_INTERRUPTED_BEFORE_START.format(command=fresh), file=sys.stderr, flush=True)
@@ -652,6 +654,12 @@ def failed_hint(db: Database, task_id: str, workdir: Path, options, env) -> str:
 def refuse_unresumable(status, task_id: str, db: Database, options, env, workdir: Path) -> None:
     """--resume of a workflow that is not there, ended in an error, or belongs to another version of the harness."""
     if status is None:
+        # the task on disk is in the folder's own database, or has another id: name the command that continues it
+        here = [i for i in folder_workflows(workdir) if i != task_id or not db.default]
+        if here:
+            command = resume_command(workdir, default_database(workdir), here[0], options, env)
+            raise HarnessError(texts.DBOS_WORKFLOW_IN_FOLDER.format(
+                task_id=task_id, db=db.shown, ids=", ".join(untrusted(i) for i in here), command=command))  # fmt: skip
         command = resume_command(workdir, db, task_id, options, env, resume=False)
         raise HarnessError(texts.DBOS_NO_WORKFLOW.format(task_id=task_id, db=db.shown, command=command))
     if status.status not in ("PENDING", "ENQUEUED", "SUCCESS"):
