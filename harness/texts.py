@@ -228,9 +228,14 @@ ENGINE_WITH_SCENARIO = (
     "冪等なツールは HARNESS_IDEMPOTENT_TOOLS=1 で選べます。"
 )
 BAD_CRASH_MODE = "CRASH_MODE={value} は読めません。simulated（既定）か sigkill を指定してください。"
+# A response the loop refuses before point A: true whether or not an earlier turn saved a checkpoint.
+NOTHING_SAVED_FOR_THIS_RESPONSE = (
+    "地点Aは保存せず、チェックポイントは書き換えていません。"
+    "原因を確かめてから --resume してください（checkpoint.json がまだなければ --resume なしで最初から）。"
+)
 MULTIPLE_TOOL_USES = (
     "モデルが1ターンに {count} 個の tool_use を返しました。このハーネスは宙ぶらりんな呼び出しを1つしか扱えません。\n"
-    "チェックポイントは直前の地点のまま有効です。原因を確かめてから --resume してください。"
+    + NOTHING_SAVED_FOR_THIS_RESPONSE
 )
 WORKDIR_BUSY = (
     "作業フォルダ {path} は別のプロセスが使用中です（python -m harness か notebook の実行）。\n"
@@ -354,7 +359,7 @@ MODE_FILE_ODD = (
 )
 NO_TOOL_USES = (
     "モデルが stop_reason=tool_use で止まったのに、tool_use を1つも返しませんでした。\n"
-    "チェックポイントは直前の地点のまま有効です。原因を確かめてから --resume してください。"
+    + NOTHING_SAVED_FOR_THIS_RESPONSE
 )
 # reconcile's fourth branch, beside the lesson's three (format_event reads both dicts).
 IDEMPOTENT_RECONCILE_LINES = {

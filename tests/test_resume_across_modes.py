@@ -260,3 +260,30 @@ def test_record_mode_refuses_a_scenario_it_does_not_record(tmp_path):
     with pytest.raises(ValueError):
         record_mode(tmp_path, "lesson")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("version", [3, "2", None, 2.0, True])
+def test_a_parallel_task_resumed_without_the_flag_never_claims_a_version_the_file_does_not_hold(
+    tmp_path, version
+):
+    """A hand-edited version in a --parallel folder: the refusal said version=2 whatever the file held, and following
+    its advice met a loader that said otherwise. Now each step names what is on disk, touches nothing, and the advice
+    ends at the loader's own 'delete it and start again'."""
+    work = tmp_path / "work"
+    assert harness("--parallel", "--workdir", str(work), env={"CRASH_AFTER": "after-save-a:2"})[0] == 137
+    path = work / "checkpoint.json"
+    checkpoint = json.loads(path.read_text(encoding="utf-8"))
+    checkpoint["version"] = version
+    path.write_text(json.dumps(checkpoint, ensure_ascii=False), encoding="utf-8")
+    before = disk(work)
+    asked = ["--resume", "--workdir", str(work)]
+    for _ in range(2):
+        code, out, err = harness(*asked)
+        assert (code, out) == (1, "") and disk(work) == before, err
+        assert "version=2 です" not in err, err
+        if "このファイルを削除し、--resume なしで最初から" in err:
+            break
+        asked = advice(err, asked)
+        assert asked[:2] == ["--parallel", "--resume"], err
+    else:
+        pytest.fail(f"the advice never reached the loader's refusal: {err}")

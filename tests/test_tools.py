@@ -58,9 +58,12 @@ def test_a_response_with_two_tool_uses_stops_before_point_a(workdir):
             r["content"] = r["content"] * 2
             return r
 
-    with pytest.raises(HarnessError, match="2 個の tool_use"):
+    with pytest.raises(HarnessError, match="2 個の tool_use") as refused:
         run_agent(Run(workdir), TwoAtOnce(), tools=TOOL_SCHEMAS)
     assert not (workdir / "checkpoint.json").exists()
+    # on the first turn there is no checkpoint: the advice must not say one is valid, and must name the fresh start
+    advice = str(refused.value).splitlines()[1]
+    assert "有効" not in advice and "checkpoint.json がまだなければ --resume なしで最初から" in advice
 
 
 @pytest.mark.parametrize("name", [*DB_FILES, "DBOS.SQLITE"])

@@ -93,10 +93,10 @@ def refuse_another_mode(workdir, parallel: bool, idempotent: bool, engine: bool 
     if not missing:
         return
     flags = SCENARIOS[scenario_with(needed)]  # in the usual order
-    if flags == (
-        "--parallel",
-    ):  # only the version-2 checkpoint needs a flag: the version-2 loader's own words
-        raise HarnessError(version_refused(folder / CHECKPOINT_FILE, 2))
+    version = _checkpoint_version(folder)
+    if flags == ("--parallel",) and version is not None and not (version == 1 and type(version) is int):
+        # only the checkpoint needs a flag: a loader's own words for the version on disk (2: resume with --parallel)
+        raise HarnessError(version_refused(checkpoint, version))
     raise HarnessError(
         texts.MODE_DROPPED.format(
             path=folder,
