@@ -450,7 +450,7 @@ LESSON_ENGINE_ON_DISK = (
 )
 DBOS_NO_WORKFLOW = (
     "ワークフロー {task_id} はシステムデータベース {db} にありません。--resume する対象がありません。\n"
-    "最初から始めるなら: {command}（別のタスクの続きなら HARNESS_TASK_ID でその ID を指定してください）"
+    "別のタスクの続きなら HARNESS_TASK_ID でその ID を指定してください。最初から始めるなら: {command}"
 )
 DBOS_WORKFLOW_IN_FOLDER = (
     "ワークフロー {task_id} はシステムデータベース {db} にありません。この作業フォルダの dbos.sqlite にあるのは"

@@ -1477,3 +1477,17 @@ def test_a_resume_looking_in_the_wrong_database_or_for_another_task_names_the_ta
     done = harness(work, "--resume", env=started)
     assert done.returncode == 0 and done.stdout.endswith("タスク完了。\n"), done.stderr
     assert tool_runs(work).count("write_report toolu_03") == 1
+
+
+def test_no_workflow_to_resume_ends_its_line_with_the_command_that_starts_over(tmp_path):
+    """The command was followed by 「（別のタスクの続きなら…」 with no space: pasted by words, it named another folder."""
+    work = tmp_path / "w"
+    assert harness(work).returncode == 0  # the harness's own folder
+    (work / "dbos.sqlite").write_bytes(b"")  # its system database, now with no workflow in it
+    resume = harness(work, "--resume")
+    assert resume.returncode == 1, resume.stderr
+    last = resume.stderr.splitlines()[-1]
+    assert last.endswith(f"python -m harness --engine dbos --workdir {work}"), resume.stderr
+    followed = run_advice(last, tmp_path)
+    assert followed.returncode == 0, followed.stderr
+    assert (work / "report.txt").read_text(encoding="utf-8") == lesson_report(tmp_path)

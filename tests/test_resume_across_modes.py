@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -23,6 +26,8 @@ from harness.beyond.modes import read_mode, record_mode, refuse_another_mode
 from harness.beyond.parallel import load_checkpoint_v2, pairing_problem
 from harness.beyond.scenarios import crash_moments
 from harness.vocab import MODE_FILE, SCENARIOS
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # (), (--parallel,), (--idempotent,), (--parallel, --idempotent), and the engine's --resume of a task of the files
 ASKED = [*SCENARIOS.values(), ("--engine", "dbos")]
@@ -287,3 +292,69 @@ def test_a_parallel_task_resumed_without_the_flag_never_claims_a_version_the_fil
         assert asked[:2] == ["--parallel", "--resume"], err
     else:
         pytest.fail(f"the advice never reached the loader's refusal: {err}")
+
+
+def edit_checkpoint(work: Path, **changes) -> None:
+    path = work / "checkpoint.json"
+    checkpoint = json.loads(path.read_text(encoding="utf-8"))
+    checkpoint.update(changes)
+    path.write_text(json.dumps(checkpoint, ensure_ascii=False), encoding="utf-8")
+
+
+# (the flags the task was started with, the hand edit): checkpoints that the resume a mode refusal would advise
+# cannot load
+UNLOADABLE = [
+    (("--idempotent",), {"version": 2}),
+    (("--idempotent",), {"version": "1"}),
+    (("--parallel", "--idempotent"), {"version": 1}),
+    (("--parallel", "--idempotent"), {"pendingToolUses": "toolu_02"}),
+    ((), {"version": 2}),
+]
+
+
+@pytest.mark.parametrize("started, edit", UNLOADABLE)
+@pytest.mark.parametrize("asked", [(), ("--engine", "dbos")])
+def test_a_refusal_says_continue_with_a_command_only_when_that_resume_loads_the_checkpoint(
+    tmp_path, started, edit, asked
+):
+    """A mode refusal said 'do not delete it, continue with X', and X then said 'delete it and start again': the
+    loader X uses is asked first, and its own refusal is the message (nothing on disk is claimed that is not there)."""
+    work = tmp_path / "work"
+    assert harness(*started, "--workdir", str(work), env={"CRASH_AFTER": "after-save-a:2"})[0] == 137
+    edit_checkpoint(work, **edit)
+    before = disk(work)
+    code, out, err = harness(*asked, "--resume", "--workdir", str(work))
+    assert (code, out) == (1, "") and disk(work) == before, err
+    assert "このファイルを削除し、--resume なしで最初から" in err and "削除せずに" not in err, err
+    assert "--parallel が書いた" not in err, err
+
+
+def test_an_engine_resume_beside_a_ledger_of_the_files_never_runs_what_the_ledger_recorded(tmp_path):
+    """A folder holding a finished task's effects.json and an engine's pending workflow (copied in by hand): the
+    lesson's --resume named the engine, whose resume ran write_report again although the ledger had recorded it."""
+    engine, work = tmp_path / "engine", tmp_path / "work"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRASH_", "HARNESS_"))}
+    env.update(
+        PYTHONPATH=str(ROOT), CRASH_AFTER="after-save-a:2"
+    )  # a real process: the engine's crash ends it
+    argv = [sys.executable, "-m", "harness", "--engine", "dbos", "--workdir", str(engine)]
+    assert subprocess.run(argv, env=env, capture_output=True, timeout=120, check=False).returncode == 137
+    assert harness("--workdir", str(work))[0] == 0
+    (work / "checkpoint.json").unlink()
+    shutil.copy(engine / "dbos.sqlite", work / "dbos.sqlite")
+    before = disk(work)
+    for asked in ((), ("--engine", "dbos")):
+        code, out, err = harness(*asked, "--resume", "--workdir", str(work))
+        assert (code, out) == (1, "") and disk(work) == before, err
+        assert "--engine dbos --resume" not in err and "--resume なしで最初から" in err, err
+    runs = (work / "tool-runs.log").read_text(encoding="utf-8").splitlines()
+    assert runs.count("write_report toolu_03") == 1
+
+
+def test_an_empty_system_database_is_not_called_a_workflow(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "dbos.sqlite").write_bytes(b"")
+    code, _, err = harness("--resume", "--workdir", str(work))
+    assert code == 1 and "ワークフロー" not in err and "--resume なしで最初から実行してください" in err, err
+    assert (work / "dbos.sqlite").read_bytes() == b""

@@ -17,7 +17,7 @@ from .. import texts
 from ..errors import HarnessError
 from ..lock import hold_workdir
 from ..transcript import harness_command, untrusted
-from ..vocab import CHECKPOINT_FILE, DB_FILE
+from ..vocab import CHECKPOINT_FILE, DB_FILE, EFFECTS_FILE
 from .modes import refuse_another_mode
 
 
@@ -85,16 +85,19 @@ def engine_interrupted(options, resumable: bool) -> str:
 
 
 def refuse_engine_left_here(options) -> None:
-    """--resume without --engine in a folder whose task is an --engine dbos workflow (no checkpoint.json, a
-    dbos.sqlite): name the command that continues it, rather than the lesson's "no checkpoint"."""
+    """--resume without --engine in a folder whose task is an --engine dbos workflow (no checkpoint.json or
+    effects.json, a dbos.sqlite holding a workflow): name the command that continues it, rather than the lesson's "no checkpoint"."""
     folder = Path(options.workdir)
     if (
         not options.resume
         or os.path.lexists(folder / CHECKPOINT_FILE)
+        or os.path.lexists(folder / EFFECTS_FILE)  # a ledger of the files: the engine keeps none
         or not os.path.lexists(folder / DB_FILE)
     ):
         return
     ids = folder_workflows(folder)
+    if not ids:  # an empty or unreadable dbos.sqlite holds no workflow to name
+        return
     prefix = f"HARNESS_TASK_ID={shlex.quote(ids[0])} " if len(ids) == 1 and ids[0] != "sales-report" else ""
     command = f"{prefix}python -m harness --engine dbos --resume --workdir {shlex.quote(str(folder))}"
     path = folder / CHECKPOINT_FILE

@@ -15,11 +15,12 @@ import os
 from pathlib import Path
 
 from .. import texts
-from ..checkpoint import write_json_atomic
+from ..checkpoint import load_checkpoint, write_json_atomic
 from ..errors import HarnessError
 from ..store import read_json
 from ..transcript import harness_command, version_refused
-from ..vocab import CHECKPOINT_FILE, MODE_FILE, SCENARIOS
+from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, MODE_FILE, SCENARIOS
+from .parallel import load_checkpoint_v2
 
 # The scenarios a mode file may name (the lesson's is the absence of one).
 RECORDED = tuple(name for name in SCENARIOS if SCENARIOS[name])
@@ -85,9 +86,14 @@ def refuse_another_mode(workdir, parallel: bool, idempotent: bool, engine: bool 
         raise HarnessError(
             texts.MODE_NOTHING_TO_RESUME.format(path=checkpoint, started=started, command=command)
         )
-    if engine and os.path.lexists(checkpoint):  # the engine keeps no checkpoint: this is a task of the files
-        command = harness_command(SCENARIOS[scenario_with(needed)], folder)
-        raise HarnessError(texts.MODE_NOT_ENGINE.format(path=folder, file=CHECKPOINT_FILE, command=command))
+    if engine and (os.path.lexists(checkpoint) or os.path.lexists(folder / EFFECTS_FILE)):
+        # the engine keeps neither a checkpoint nor a ledger file: this is a task of the files
+        flags = SCENARIOS[scenario_with(needed)]
+        _advised_resume_loads(checkpoint, flags)
+        found = CHECKPOINT_FILE if os.path.lexists(checkpoint) else EFFECTS_FILE
+        raise HarnessError(
+            texts.MODE_NOT_ENGINE.format(path=folder, file=found, command=harness_command(flags, folder))
+        )
     asked = {flag for flag, on in (("--parallel", parallel), ("--idempotent", idempotent)) if on}
     missing = needed - asked
     if not missing:
@@ -96,16 +102,29 @@ def refuse_another_mode(workdir, parallel: bool, idempotent: bool, engine: bool 
     version = _checkpoint_version(folder)
     if flags == ("--parallel",) and version is not None and not (version == 1 and type(version) is int):
         # only the checkpoint needs a flag: a loader's own words for the version on disk (2: resume with --parallel)
+        if version == 2 and type(version) is int:
+            _advised_resume_loads(checkpoint, flags)
         raise HarnessError(version_refused(checkpoint, version))
+    _advised_resume_loads(checkpoint, flags)
+    # what says so: mode.json, and the checkpoint's version 2 when it adds --parallel to the recorded mode
+    on_disk = (
+        MODE_FILE if set(SCENARIOS[recorded or "lesson"]) == set(flags) else f"{MODE_FILE}、{CHECKPOINT_FILE}"
+    )
     raise HarnessError(
         texts.MODE_DROPPED.format(
             path=folder,
-            file=MODE_FILE,
+            file=on_disk,
             started=" ".join(flags),
             missing=" ".join(f for f in flags if f in missing),
             command=harness_command(flags, folder),
         )
     )
+
+
+def _advised_resume_loads(checkpoint: Path, flags) -> None:
+    """Advice to continue with these flags is given only when that resume's loader reads the checkpoint (and its
+    ledger): otherwise the loader's own refusal, raised here, is what is true of the folder."""
+    (load_checkpoint_v2 if "--parallel" in flags else load_checkpoint)(checkpoint)
 
 
 def continue_in_mode(run, scenario: str, resume: bool, load_checkpoint):
