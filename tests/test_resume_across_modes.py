@@ -358,3 +358,26 @@ def test_an_empty_system_database_is_not_called_a_workflow(tmp_path):
     code, _, err = harness("--resume", "--workdir", str(work))
     assert code == 1 and "ワークフロー" not in err and "--resume なしで最初から実行してください" in err, err
     assert (work / "dbos.sqlite").read_bytes() == b""
+
+
+@pytest.mark.parametrize("mode", ["parallel", "idempotent"])
+def test_an_engine_workflow_is_resumed_by_the_engine_whatever_a_mode_file_beside_it_says(tmp_path, mode):
+    """The lesson's --resume named the engine, and the engine's --resume then named the mode's fresh start, which
+    removes dbos.sqlite and the pending workflow with it: both read the folder the same way now."""
+    work = tmp_path / "work"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRASH_", "HARNESS_"))}
+    env.update(PYTHONPATH=str(ROOT), CRASH_AFTER="after-save-a:2")
+    argv = [sys.executable, "-m", "harness", "--engine", "dbos", "--workdir", str(work)]
+    assert subprocess.run(argv, env=env, capture_output=True, timeout=120, check=False).returncode == 137
+    record_mode(work, mode)  # by hand: no run of the harness leaves it beside a workflow
+    code, _, err = harness("--resume", "--workdir", str(work))
+    assert code == 1 and err.splitlines()[-1] == (
+        f"その続きなら: python -m harness --engine dbos --resume --workdir {work}"
+    ), err
+    del env["CRASH_AFTER"]
+    resumed = subprocess.run(
+        [*argv, "--resume"], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    runs = (work / "tool-runs.log").read_text(encoding="utf-8").splitlines()
+    assert runs.count("write_report toolu_03") == 1 and (work / "dbos.sqlite").exists()

@@ -45,9 +45,17 @@ def refuse_another_mode_on_disk(options) -> None:
         refuse_engine_left_here(options)
     if options.resume:
         with hold_workdir(options.workdir):
+            if options.engine and _engine_task_here(Path(options.workdir)):
+                return  # what the lesson's --resume names here too, whatever a mode.json beside it says
             refuse_another_mode(
                 Path(options.workdir), options.parallel, options.idempotent, bool(options.engine)
             )
+
+
+def _engine_task_here(folder: Path) -> bool:
+    """The folder's task is an engine workflow: no file of the lesson's state, a dbos.sqlite holding a workflow."""
+    files = (CHECKPOINT_FILE, EFFECTS_FILE)
+    return not any(os.path.lexists(folder / name) for name in files) and bool(folder_workflows(folder))
 
 
 def shared_database(options, env) -> bool:
@@ -88,16 +96,9 @@ def refuse_engine_left_here(options) -> None:
     """--resume without --engine in a folder whose task is an --engine dbos workflow (no checkpoint.json or
     effects.json, a dbos.sqlite holding a workflow): name the command that continues it, rather than the lesson's "no checkpoint"."""
     folder = Path(options.workdir)
-    if (
-        not options.resume
-        or os.path.lexists(folder / CHECKPOINT_FILE)
-        or os.path.lexists(folder / EFFECTS_FILE)  # a ledger of the files: the engine keeps none
-        or not os.path.lexists(folder / DB_FILE)
-    ):
+    if not options.resume or not _engine_task_here(folder):
         return
     ids = folder_workflows(folder)
-    if not ids:  # an empty or unreadable dbos.sqlite holds no workflow to name
-        return
     prefix = f"HARNESS_TASK_ID={shlex.quote(ids[0])} " if len(ids) == 1 and ids[0] != "sales-report" else ""
     command = f"{prefix}python -m harness --engine dbos --resume --workdir {shlex.quote(str(folder))}"
     path = folder / CHECKPOINT_FILE
