@@ -409,6 +409,10 @@ DBOS_LINES = {
         "[dbos] {name} はこのプロセスでは実行していません（記録を再利用）。{path} はこの作業フォルダにはありません"
         "（書いたのは前のワーカー。ワークフローを始めたフォルダ: {started_in}）"
     ),
+    "dbos_gone_here": (
+        "[dbos] {name} はこのプロセスでは実行していません（記録を再利用）。{path} はいまありません"
+        "（この作業フォルダに書いたあとで消えています）"
+    ),
 }
 # With a database shared by several tasks (--database-url), every line of a worker names its task: [task-id]...
 DBOS_TASK_PREFIX = "[{task_id}]"

@@ -936,7 +936,10 @@ def test_a_finished_workflow_whose_report_was_removed_since_says_it_is_not_in_th
     (a / "report.txt").unlink()
     again = harness(a, "--resume", env=env)
     assert again.returncode == 0, again.stderr
-    assert "report.txt はこの作業フォルダにはありません" in again.stdout.splitlines()[1]
+    assert (
+        "report.txt はいまありません（この作業フォルダに書いたあとで消えています）"
+        in again.stdout.splitlines()[1]
+    )
     assert not (a / "report.txt").exists() and len(tool_runs(a)) == 3  # told, not written again
 
 
@@ -1491,3 +1494,15 @@ def test_no_workflow_to_resume_ends_its_line_with_the_command_that_starts_over(t
     followed = run_advice(last, tmp_path)
     assert followed.returncode == 0, followed.stderr
     assert (work / "report.txt").read_text(encoding="utf-8") == lesson_report(tmp_path)
+
+
+def test_a_report_removed_after_the_workflow_wrote_it_here_is_called_gone_not_written_elsewhere(tmp_path):
+    """It said 'written by an earlier worker, in the folder the workflow started in', naming this very folder."""
+    work = tmp_path / "w"
+    assert harness(work).returncode == 0
+    (work / "report.txt").unlink()
+    resumed = harness(work, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    line = resumed.stdout.splitlines()[1]
+    assert line.endswith("report.txt はいまありません（この作業フォルダに書いたあとで消えています）"), line
+    assert not (work / "report.txt").exists() and len(tool_runs(work)) == 3  # told, not written again

@@ -250,8 +250,18 @@ def tell_if_not_here(run: Run, tool_input: object, started_in: str) -> None:
     and where the workflow started, rather than let the closing words claim a report here."""
     path = tool_input.get("path") if isinstance(tool_input, dict) else None
     if isinstance(path, str) and not os.path.lexists(run.workdir / path):
+        if _same_folder(started_in, run.workdir):  # written here, and gone since
+            run.emit("dbos_gone_here", name="write_report", path=untrusted(path))
+            return
         run.emit("dbos_not_here", name="write_report", path=untrusted(path),
                  started_in=untrusted(started_in))  # fmt: skip
+
+
+def _same_folder(a: str, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def tell_finished_reports(run: Run, task_id: str, status) -> None:
