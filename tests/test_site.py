@@ -23,6 +23,10 @@ if not Path(sb.CHROMIUM).exists():
         raise RuntimeError(f"REQUIRE_BROWSER is set but Chromium is missing at {sb.CHROMIUM}")
     pytest.skip("Chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
+# One worker for the whole module: the `site` fixture builds into the checkout's one site/ folder, so a second worker
+# building it for the tests that need no browser rebuilt it under the others' page (404s, "kernel not idle").
+pytestmark = pytest.mark.xdist_group("tests/test_site.py")
+
 TRACEBACK_MARKS = ("Traceback", "Error:", "エラー: 予期しない")
 
 
