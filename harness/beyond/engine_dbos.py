@@ -516,7 +516,17 @@ def start(run: Run, task_id: str, db: str, task: str, idempotent: bool):
         return DBOS.retrieve_queue(queue_name(task_id)).enqueue(task_workflow, started_in, task, idempotent)
 
 
-def recover(run: Run, task_id: str, status, steps: int, executor: str):
+def tell_recovery(run: Run, task_id: str, status, steps: int, executor: str) -> None:
+    """--resume: say how the task's workflow is taken back, before DBOS launches: its recovery at launch may run the
+    workflow at once, and the workflow's own lines come after this one."""
+    if status.status == "PENDING" and status.executor_id != executor:
+        run.emit("dbos_takeover", task_id=task_id, status=status.status, executor=worker_of(executor, task_id),
+                 owner=untrusted(worker_of(status.executor_id, task_id)), steps=steps)  # fmt: skip
+    elif status.status != "SUCCESS":
+        run.emit("dbos_recover", task_id=task_id, status=status.status, steps=steps)
+
+
+def recover(run: Run, task_id: str, status, executor: str):
     """--resume: hand the task's workflow (`status`, as the previous process left it) back to DBOS; its handle.
 
     This worker holds the task's lock, so whoever left it PENDING is dead. Left by this worker's executor id: DBOS's
@@ -527,13 +537,9 @@ def recover(run: Run, task_id: str, status, steps: int, executor: str):
         run.emit("dbos_finished", task_id=task_id, status=status.status)
         tell_finished_reports(run, task_id, status)
     elif status.status == "PENDING" and status.executor_id != executor:
-        run.emit("dbos_takeover", task_id=task_id, status=status.status, executor=worker_of(executor, task_id),
-                 owner=untrusted(worker_of(status.executor_id, task_id)), steps=steps)  # fmt: skip
         DBOS.resume_workflow(task_id, queue_name=queue_name(task_id))
-    else:
-        if status.status == "ENQUEUED" and status.queue_name != queue_name(task_id):
-            DBOS.resume_workflow(task_id, queue_name=queue_name(task_id))  # left on a queue nobody listens to
-        run.emit("dbos_recover", task_id=task_id, status=status.status, steps=steps)
+    elif status.status == "ENQUEUED" and status.queue_name != queue_name(task_id):
+        DBOS.resume_workflow(task_id, queue_name=queue_name(task_id))  # left on a queue nobody listens to
     return DBOS.retrieve_workflow(task_id)
 
 
@@ -605,9 +611,11 @@ def _main(options, run: Run, client, env) -> str:
                 start_fresh(run)
             watch = Watch(db, lock, deadline, task_id)
             watch.start()
+            if options.resume:
+                tell_recovery(run, task_id, status, steps, executor)
             with launched(db.url, executor, debug, queues=[queue_name(task_id)]):
                 if options.resume:
-                    handle = recover(run, task_id, status, steps, executor)
+                    handle = recover(run, task_id, status, executor)
                 else:
                     handle = start(run, task_id, db.shown, texts.TASK, idempotent)
                     HERE.begun = True
