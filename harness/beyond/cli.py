@@ -45,17 +45,19 @@ def refuse_another_mode_on_disk(options) -> None:
         refuse_engine_left_here(options)
     if options.resume:
         with hold_workdir(options.workdir):
-            if options.engine and _engine_task_here(Path(options.workdir)):
+            if options.engine and engine_workflows_here(Path(options.workdir)):
                 return  # what the lesson's --resume names here too, whatever a mode.json beside it says
             refuse_another_mode(
                 Path(options.workdir), options.parallel, options.idempotent, bool(options.engine)
             )
 
 
-def _engine_task_here(folder: Path) -> bool:
-    """The folder's task is an engine workflow: no file of the lesson's state, a dbos.sqlite holding a workflow."""
-    files = (CHECKPOINT_FILE, EFFECTS_FILE)
-    return not any(os.path.lexists(folder / name) for name in files) and bool(folder_workflows(folder))
+def engine_workflows_here(folder: Path) -> list[str]:
+    """The workflows of the folder's task when it is an engine's: no file of the lesson's state, a dbos.sqlite holding
+    a workflow ([] otherwise)."""
+    if any(os.path.lexists(folder / name) for name in (CHECKPOINT_FILE, EFFECTS_FILE)):
+        return []
+    return folder_workflows(folder)
 
 
 def shared_database(options, env) -> bool:
@@ -93,12 +95,12 @@ def engine_interrupted(options, resumable: bool) -> str:
 
 
 def refuse_engine_left_here(options) -> None:
-    """--resume without --engine in a folder whose task is an --engine dbos workflow (no checkpoint.json or
-    effects.json, a dbos.sqlite holding a workflow): name the command that continues it, rather than the lesson's "no checkpoint"."""
+    """--resume without --engine in a folder whose task is an --engine dbos workflow (engine_workflows_here): name the
+    command that continues it, rather than the lesson's "no checkpoint"."""
     folder = Path(options.workdir)
-    if not options.resume or not _engine_task_here(folder):
+    ids = engine_workflows_here(folder) if options.resume else []
+    if not ids:
         return
-    ids = folder_workflows(folder)
     prefix = f"HARNESS_TASK_ID={shlex.quote(ids[0])} " if len(ids) == 1 and ids[0] != "sales-report" else ""
     command = f"{prefix}python -m harness --engine dbos --resume --workdir {shlex.quote(str(folder))}"
     path = folder / CHECKPOINT_FILE

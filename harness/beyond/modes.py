@@ -99,13 +99,12 @@ def refuse_another_mode(workdir, parallel: bool, idempotent: bool, engine: bool 
     if not missing:
         return
     flags = SCENARIOS[scenario_with(needed)]  # in the usual order
-    version = _checkpoint_version(folder)
-    if flags == ("--parallel",) and version is not None and not (version == 1 and type(version) is int):
-        # only the checkpoint needs a flag: a loader's own words for the version on disk (2: resume with --parallel)
-        if version == 2 and type(version) is int:
-            _advised_resume_loads(checkpoint, flags)
-        raise HarnessError(version_refused(checkpoint, version))
     _advised_resume_loads(checkpoint, flags)
+    version = _checkpoint_version(folder)
+    if flags == ("--parallel",) and version == 2 and type(version) is int:
+        raise HarnessError(
+            version_refused(checkpoint, 2)
+        )  # only the checkpoint needs the flag: its loader's words
     # what says so: mode.json, and the checkpoint's version 2 when it adds --parallel to the recorded mode
     on_disk = (
         MODE_FILE if set(SCENARIOS[recorded or "lesson"]) == set(flags) else f"{MODE_FILE}、{CHECKPOINT_FILE}"
