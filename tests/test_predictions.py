@@ -270,3 +270,26 @@ def test_tohoku_and_kanto_negation_is_read(given, actual, wrong, capsys):
 @pytest.mark.parametrize("given", ["そうだねえ、1回", "1回ですねえ"])
 def test_a_sentence_final_nee_is_not_a_negation(given, capsys):
     assert check_prediction(given, 1, "回数")
+
+
+@pytest.mark.parametrize(
+    "given, actual",
+    [
+        ("1か2", 1),
+        ("1回か2回", 1),
+        ("read_notes か count_words", "read_notes"),
+        ("1 or 2", 1),
+        ("６回か７回", 6),
+    ],
+)
+def test_two_values_offered_are_not_one_prediction_and_not_called_wrong(given, actual, capsys):
+    """They were ✗ 「なぜ違ったのか」 although one of them was right: the learner is asked to commit to one."""
+    assert not check_prediction(given, actual, "予想")
+    shown = capsys.readouterr().out
+    assert shown.startswith("△") and "なぜ違った" not in shown
+
+
+@pytest.mark.parametrize("given", ["2件ではなく1件", "2ではなく1", "3回じゃなくて1回", "not 7 but 1"])
+def test_a_count_said_after_the_one_it_denies_is_read(given, capsys):
+    assert check_prediction(given, 1, "件数")
+    assert capsys.readouterr().out.startswith("✓")

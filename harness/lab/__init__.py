@@ -286,7 +286,9 @@ _NEGATION = re.compile(rf"{NOT_JA}|[るうくすつ]前に|{NOT_EN}")
 _HEDGE = (  # not sure, or a hedge ("たぶん", "maybe 2", "2回くらい?", "≒2"): a prediction says one thing
     r"わから|分から|知らな|どちらとも|どっちとも|かもしれ|言い切れ|とは限らな|not sure|don'?t know|\?$|？$|"
     r"たぶん|多分|おそらく|恐らく|\bmaybe\b|\bprobably\b|\bperhaps\b|くらい|ぐらい|≒|約\s*\d|およそ|かも[ねなよ]?$|かな[ぁあー]?$|"
-    r"\bapprox|\broughly\b|\babout\s*\d"
+    r"\bapprox|\broughly\b|\babout\s*\d|"
+    # two values offered, not one: "1か2", "1回か2回", "read_notes か count_words", "1 or 2"
+    rf"(?:\d|[a-z_)]|{_COUNTER})\s*か\s*(?:\d|[a-z_]|[〇一二三四五六七八九十])|(?:\d|[a-z_])\s+or\s+(?:\d|[a-z_])"
 )
 _UNSURE = re.compile(rf"{_HEDGE}|不明|unknown")  # (as a yes/no or a number; 05's branch unknown is a word)
 HEDGED = re.compile(_HEDGE)
@@ -398,6 +400,9 @@ def _as_number(text: str, raw: str = "") -> int | None:
     kept = [c for c in clauses if _numbers(c) and not _DENY.search(c)]
     if kept and any(_numbers(c) and _DENY.search(c) for c in clauses):
         text = "、".join(kept)  # "一度だけ走る、二度目はない", "one line, not two": the one not denied
+    denied = _DENIED_OPTION.sub(" ", text).strip(" 、,")
+    if denied != text and _numbers(denied) and not _NEGATED_NUMBER.search(denied):
+        text = denied  # "2件ではなく1件", "not 7 but 6": the one not denied
     if _NEGATED_NUMBER.search(text):
         return None
     found = _numbers(text)
