@@ -197,10 +197,13 @@ def _interrupted(options) -> str:
 
 
 def cli(argv: list[str] | None = None, env=os.environ) -> int:
-    """Run main() and turn how it ended into an exit code and at most two Japanese lines on stderr."""
+    """The command: read the arguments, then run_command()."""
     _tolerate_any_terminal()
-    options = parse_args(sys.argv[1:] if argv is None else argv)
-    _started.append(options)
+    return run_command(parse_args(sys.argv[1:] if argv is None else argv), env)
+
+
+def run_command(options: Options, env=os.environ) -> int:
+    """Run main() and turn how it ended into an exit code and at most two Japanese lines on stderr."""
     if options.real and not env.get("ANTHROPIC_API_KEY"):
         _say(texts.NO_API_KEY, sys.stderr)
         return EXIT_ERROR
@@ -230,30 +233,27 @@ def cli(argv: list[str] | None = None, env=os.environ) -> int:
         _say(_interrupted(options), sys.stderr)
         return EXIT_INTERRUPTED
     except HarnessError as err:
-        _say(f"エラー: {err}", sys.stderr)
+        _say(texts.ERROR_LINE.format(message=err), sys.stderr)
         return EXIT_ERROR
     except APIError as err:
-        kind = texts.API_KINDS.get(err.status, "HTTP エラー")
+        kind = texts.API_KINDS.get(str(err.status), texts.API_KIND_OTHER)
         hint = texts.API_RESUME_HINT if _resumable(options) else texts.API_RESTART_HINT
         message = texts.API_FAILED.format(kind=kind, status=err.status, message=untrusted(err.message))
-        _say(f"エラー: {message}\n{hint}", sys.stderr)
+        _say(texts.ERROR_LINE.format(message=f"{message}\n{hint}"), sys.stderr)
         return EXIT_ERROR
     except OSError as err:  # a full disk, a read-only folder: ordinary trouble, not a bug
         if settings.debug_on(env):
             raise
         detail = untrusted(err.strerror or err)
         hint = texts.DISK_RESUME_HINT if _resumable(options) else texts.DISK_RESTART_HINT
-        _say(
-            f"エラー: {texts.DISK_PROBLEM.format(detail=detail, path=options.workdir, hint=hint)}", sys.stderr
-        )
+        message = texts.DISK_PROBLEM.format(detail=detail, path=options.workdir, hint=hint)
+        _say(texts.ERROR_LINE.format(message=message), sys.stderr)
         return EXIT_ERROR
     except Exception as err:  # a bug: still no traceback unless asked for
         if settings.debug_on(env):
             raise
-        _say(
-            f"エラー: {texts.UNEXPECTED.format(kind=type(err).__name__, error=untrusted(err))}",
-            sys.stderr,
-        )
+        message = texts.UNEXPECTED.format(kind=type(err).__name__, error=untrusted(err))
+        _say(texts.ERROR_LINE.format(message=message), sys.stderr)
         return EXIT_ERROR
     return 0
 
@@ -295,10 +295,6 @@ def _exit(code: int) -> None:
     sys.exit(code)
 
 
-# The options of the command line once cli() has read them (what a Ctrl-C outside its handling may advise).
-_started: list[Options] = []
-
-
 def _interrupt_once(signum, frame) -> None:
     """Ctrl-C stops the run once: the first one raises KeyboardInterrupt, any later one (while the first is being
     handled, or while the process exits) is ignored, so it can never end the process with -2 and a traceback."""
@@ -307,7 +303,8 @@ def _interrupt_once(signum, frame) -> None:
 
 
 def _run() -> int:
-    """cli() with Ctrl-C taken once; a Ctrl-C that lands before cli() could handle it still exits 130, quietly.
+    """The command (its arguments, then run_command()) with Ctrl-C taken once; a Ctrl-C that lands outside
+    run_command()'s handling still exits 130, quietly.
 
     Not when started with Ctrl-C ignored, nor outside the main thread (ValueError). Until here, the package's
     start-up handler (harness/__init__.py) ends a Ctrl-C quietly.
@@ -315,16 +312,13 @@ def _run() -> int:
     with contextlib.suppress(ValueError):
         if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, _interrupt_once)
+    _tolerate_any_terminal()
+    options = None  # until the arguments are read, nothing has been read or written
     try:
-        return cli()
-    except (
-        KeyboardInterrupt
-    ):  # outside cli()'s own handling: before it read its arguments, or while it reported
-        if not _started:
-            message = texts.INTERRUPTED_AT_START  # nothing has been read or written yet
-        else:
-            message = _interrupted(_started[0])
-        _say(message, sys.stderr)
+        options = parse_args(sys.argv[1:])
+        return run_command(options)
+    except KeyboardInterrupt:  # outside run_command()'s own handling: before it began, or while it reported
+        _say(texts.INTERRUPTED_AT_START if options is None else _interrupted(options), sys.stderr)
         return EXIT_INTERRUPTED
     finally:  # the run has ended: a Ctrl-C now, while the process exits, changes nothing
         with contextlib.suppress(ValueError):

@@ -121,7 +121,7 @@ def final_text(response: dict) -> str:
     """モデルの締めくくりの言葉。end_turn 以外で止まったなら（max_tokens など）そう伝える。"""
     text = "".join(b.get("text", "") for b in response["content"] if b["type"] == "text")
     if response.get("stop_reason", "end_turn") not in ("end_turn", "stop_sequence"):
-        text = texts.STOPPED_EARLY.format(reason=response["stop_reason"], text=text or "（なし）")
+        text = texts.STOPPED_EARLY.format(reason=response["stop_reason"], text=text or texts.NOTHING_SAID)
     return text
 
 

@@ -24,28 +24,6 @@ class APIError(Exception):
         self.message = message
 
 
-# The real API's words for each way a conversation breaks the pairing rule (store.pairing_fault).
-PAIRING_ERRORS = {
-    "first": 'messages: first message must use the "user" role',
-    "unanswered": (
-        "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
-        "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
-    ),
-    "stray": (
-        "messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: {ids}. "
-        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
-    ),
-    "not_first": (
-        "messages.{i}.content: `tool_result` blocks must come first in the user message, before any other content."
-    ),
-    "twice": "messages.{i}.content: more than one `tool_result` for the same `tool_use`: {ids}.",
-    "order": (
-        "messages.{i}.content: `tool_result` blocks must follow the order of the `tool_use` blocks in "
-        "messages.{before}: expected {expected}, got {got} (the scripted model's rule)."
-    ),
-}
-
-
 def pairing_problem(messages: list[dict]) -> str | None:
     """The real API's complaint if a tool_use is not answered first thing in the next user message, else None."""
     fault = pairing_fault(messages)
@@ -53,7 +31,7 @@ def pairing_problem(messages: list[dict]) -> str | None:
         return None
     kind, i, ids = fault
     expected, _, got = ids.partition(" / ")
-    return PAIRING_ERRORS[kind].format(i=i, ids=ids, before=i - 1, expected=expected, got=got)
+    return texts.API_PAIRING_ERRORS[kind].format(i=i, ids=ids, before=i - 1, expected=expected, got=got)
 
 
 def result_of(messages: list[dict], tool_use_id: str) -> dict:
@@ -77,9 +55,9 @@ def report_text(messages: list[dict]) -> str:
     """The report write_report writes, composed from what the two reads returned in this conversation."""
     points = note_points(messages)
     count = result_of(messages, "toolu_02")
-    tally = count.get("content") if count and not count.get("is_error") else "不明"
-    body = "\n".join(points) if points else "（メモの要点を読み取れませんでした）"
-    return f"# 営業メモのレポート\n\n要点（{len(points)}件）:\n{body}\n\n元のメモ: {tally}\n"
+    tally = count.get("content") if count and not count.get("is_error") else texts.REPORT_UNKNOWN
+    body = "\n".join(points) if points else texts.REPORT_NO_POINTS
+    return texts.REPORT.format(count=len(points), body=body, tally=tally)
 
 
 def _lesson_closing(messages: list[dict]) -> str:

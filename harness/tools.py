@@ -74,7 +74,7 @@ def inside(workdir: Path, relpath: object) -> Path:
     there is opened as a link (and refused) or replaced by the report, never followed.
     """
     if not isinstance(relpath, str) or not relpath or "\x00" in relpath:
-        raise ToolError(texts.BAD_TOOL_INPUT.format(name="path", detail="空でない文字列が必要です"))
+        raise ToolError(texts.BAD_TOOL_INPUT.format(name="path", detail=texts.PATH_NOT_TEXT))
     try:
         root = Path(workdir).resolve()
         lexical = root / relpath
@@ -113,21 +113,23 @@ def read_notes(workdir: Path, input: dict) -> str:
 def count_words(workdir: Path, input: dict) -> str:
     text = _read_text(workdir, input.get("path"))
     chars = sum(1 for c in text if not c.isspace())
-    return f"文字数: {chars}（空白と改行を除く）、行数: {len(text.splitlines())}"
+    return texts.COUNT_WORDS_RESULT.format(chars=chars, lines=len(text.splitlines()))
 
 
 def write_report(workdir: Path, input: dict) -> str:
     """Write the report atomically (a private temp file renamed over it): never through a planted link."""
     content = input.get("content")
     if not isinstance(content, str):
-        raise ToolError(texts.BAD_TOOL_INPUT.format(name="write_report", detail="content は文字列です"))
+        raise ToolError(
+            texts.BAD_TOOL_INPUT.format(name="write_report", detail=texts.NOT_TEXT.format(key="content"))
+        )
     path = inside(workdir, input.get("path"))
     try:
         is_folder = path.is_dir()
     except OSError as err:  # a name too long
         raise ToolError(texts.CANNOT_WRITE.format(path=input["path"], detail=err.strerror or err)) from None
     if is_folder:
-        raise ToolError(texts.CANNOT_OPEN.format(path=input["path"], detail="フォルダです"))
+        raise ToolError(texts.CANNOT_OPEN.format(path=input["path"], detail=texts.FOLDER_IN_PLACE))
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as err:  # a missing sub-folder, no permission
@@ -150,7 +152,7 @@ def write_report(workdir: Path, input: dict) -> str:
             ) from None
         raise
     fsync_folder(path.parent)
-    return f"{input['path']} に {len(content)} 文字のレポートを書き出しました"
+    return texts.WRITE_REPORT_RESULT.format(path=input["path"], length=len(content))
 
 
 ToolImpl = Callable[[Path, dict], str]
@@ -171,7 +173,7 @@ def check_input(workdir: Path, name: str, input: dict) -> None:
         return
     for key in schema["required"]:
         if not isinstance(input.get(key), str):
-            raise ToolError(texts.BAD_TOOL_INPUT.format(name=name, detail=f"{key} は文字列です"))
+            raise ToolError(texts.BAD_TOOL_INPUT.format(name=name, detail=texts.NOT_TEXT.format(key=key)))
     if "path" in input:
         inside(workdir, input["path"])
 

@@ -14,8 +14,11 @@ from .texts import (
     CHECKPOINT_OTHER_VERSION,
     CHECKPOINT_VERSION_2_BY_PARALLEL,
     IDEMPOTENT_RECONCILE_LINES,
-    LEDGER_ALERT,
+    KILL_HOW,
+    LOG_LINES,
+    NOTHING,
     RECONCILE_LINES,
+    SAVE_B_RESUMED,
     TOOL_ERROR_RESULT,
     WRITER_KILL_NOTES,
 )
@@ -58,29 +61,29 @@ def reconcile_line(branch: str) -> str:
 
 def format_event(kind: str, data: dict) -> str | None:
     """The lesson's log line for one event, or None if the event has no line."""
-    if kind == "save_a":
-        return f"[turn {data['turn']}][save A] pending={data['pending']}"
+    line = LOG_LINES.get(kind)
+    if line is None:
+        return None
     if kind == "save_b":
-        tail = " 再開後にこのターンのツール結果を補完" if data.get("resumed") else ""
-        return f"[turn {data['turn']}][save B]{tail}"
+        data = {**data, "tail": SAVE_B_RESUMED if data.get("resumed") else ""}
     if kind == "resume":
-        return f"[resume] turn={data['turn']} pending={data['pending'] or 'なし'} を読み込み"
+        data = {**data, "pending": data["pending"] or NOTHING}
     if kind == "reconcile":
-        line = reconcile_line(data["branch"])
-        return f"[resume][reconcile] tool_use_id={data['id']} name={data['name']} {line}"
+        data = {**data, "line": reconcile_line(data["branch"])}
     if kind == "tool_error":
-        error = untrusted(data["error"])
-        return f"[tool] {data['name']} {data['id']} {TOOL_ERROR_RESULT.format(error=error)}"
+        data = {**data, "error": TOOL_ERROR_RESULT.format(error=untrusted(data["error"]))}
     if kind == "crash":
-        how = " SIGKILL（本物のキル）" if data.get("mode") == "sigkill" else "疑似キル"
-        inside_writer = data["label"].split(":")[0] in WRITER_KILL_NOTES
-        note = WRITER_KILL_NOTES[data["label"].split(":")[0]] if inside_writer else ""
-        return f"[kill] {data['label']} で{how}{note}"
+        writer_label = data["label"].split(":")[0]
+        data = {
+            **data,
+            "how": KILL_HOW["sigkill" if data.get("mode") == "sigkill" else "simulated"],
+            "note": WRITER_KILL_NOTES.get(writer_label, ""),
+        }
     if kind == "done":
-        return f"[done] {untrusted(data['text'], limit=4000, indent_lines=True)}"
+        data = {**data, "text": untrusted(data["text"], limit=4000, indent_lines=True)}
     if kind == "ledger_write_failed":
-        return LEDGER_ALERT.format(id=data["id"], error=untrusted(data["error"]))
-    return None
+        data = {**data, "error": untrusted(data["error"])}
+    return line.format(**data)
 
 
 def terminal_safe(text: str) -> str:

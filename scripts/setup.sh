@@ -3,8 +3,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PY=${PYTHON:-python3}
-if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
-  echo "Python 3.10 or newer is needed (found: $("$PY" --version 2>&1)). Set PYTHON=/path/to/python3.x." >&2
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "Python 3.11 or newer is needed (the message catalogue is read with tomllib) (found: $("$PY" --version 2>&1)). Set PYTHON=/path/to/python3.x." >&2
   exit 1
 fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv

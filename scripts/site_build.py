@@ -98,7 +98,7 @@ def pure_wheel(name: str, version: str) -> Path:
 def harness_wheel() -> Path:
     """A wheel of this checkout's harness package (pure Python, no dependencies), written directly: no build
     backend to install, no build/ folder left in the repository, the same bytes for the same sources."""
-    project = (ROOT / "pyproject.toml").read_text()  # no tomllib: Python 3.10 builds the site too
+    project = (ROOT / "pyproject.toml").read_text()
     meta = {
         k: re.search(rf'^{k} = "([^"]*)"', project, re.MULTILINE).group(1)
         for k in ("name", "version", "description")
@@ -108,8 +108,8 @@ def harness_wheel() -> Path:
     dist = f"{name}-{version}.dist-info"
     files = {
         p.relative_to(ROOT).as_posix(): p.read_bytes()
-        for p in sorted((ROOT / name).rglob("*.py"))
-        if "__pycache__" not in p.parts
+        for p in sorted((ROOT / name).rglob("*"))
+        if p.suffix in (".py", ".toml") and "__pycache__" not in p.parts
     }
     files[f"{dist}/METADATA"] = (
         f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: {meta['description']}\n"

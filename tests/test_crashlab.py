@@ -363,7 +363,7 @@ def test_where_a_kill_landed_is_named_after_the_last_step_for_every_prefix_of_a_
             name = CRASH_LABELS[LABEL_AFTER_EVENT[event.kind]]
             assert text.startswith(name.split("（")[0].split("・")[0]), (event, text)
             assert f"ターン{turn}" in text, (event, text)
-    assert landed([]) == texts.LAB_LANDED[None]
+    assert landed([]) == texts.LAB_LANDED["start"]
 
 
 # The lab as a person sees it

@@ -230,7 +230,7 @@ def test_ctrl_c_while_the_command_starts_ends_with_one_line_and_the_same_command
 def test_a_ctrl_c_outside_the_command_lines_handling_advises_by_what_it_had_started(
     workdir, monkeypatch, capsys, read_its_arguments, saved
 ):
-    """A Ctrl-C that escapes cli() (before it read its arguments, or while it reported an ending) still ends with one
+    """A Ctrl-C that escapes the command's handling (before it read its arguments, or while it reported an ending) ends with one
     line and 130: "nothing started" only before the arguments were read, else the advice follows the disk."""
     import harness.__main__ as entry
     from harness.texts import INTERRUPTED_AT_START, INTERRUPTED_BEFORE_SAVE
@@ -238,13 +238,11 @@ def test_a_ctrl_c_outside_the_command_lines_handling_advises_by_what_it_had_star
     if saved:
         assert cli(workdir, env={"CRASH_AFTER": "after-save-b:1"}).returncode == 137
 
-    def interrupted():
-        if read_its_arguments:
-            entry._started.append(entry.Options(workdir=str(workdir)))
+    def interrupted(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(entry, "cli", interrupted)
-    monkeypatch.setattr(entry, "_started", [])
+    monkeypatch.setattr(sys, "argv", ["harness", "--workdir", str(workdir)])
+    monkeypatch.setattr(entry, "run_command" if read_its_arguments else "parse_args", interrupted)
     before = signal.getsignal(signal.SIGINT)
     try:
         assert entry._run() == 130

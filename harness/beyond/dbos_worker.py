@@ -74,7 +74,11 @@ def stop_now(message: str, code: int = EXIT_ERROR) -> None:
     _STOPPING.acquire()
     try:
         sys.stdout.flush()
-        print(terminal_safe(f"エラー: {scrub(message, HERE.secrets)}"), file=sys.stderr, flush=True)
+        print(
+            terminal_safe(texts.ERROR_LINE.format(message=scrub(message, HERE.secrets))),
+            file=sys.stderr,
+            flush=True,
+        )
     except (OSError, ValueError):
         pass
     os._exit(code)

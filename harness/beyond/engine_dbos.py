@@ -125,7 +125,7 @@ def _executing() -> None:
 
 def stop_for_api_error(err: APIError) -> None:
     """The command line's two lines for a failed model call, and the end of the process: the step is not recorded."""
-    kind = texts.API_KINDS.get(err.status, "HTTP エラー")
+    kind = texts.API_KINDS.get(str(err.status), texts.API_KIND_OTHER)
     message = texts.API_FAILED.format(kind=kind, status=err.status, message=untrusted(err.message))
     hint = texts.DBOS_API_FAILED_HINT.format(task_id=DBOS.workflow_id, command=HERE.resume_command)
     stop_now(f"{message}\n{hint}")

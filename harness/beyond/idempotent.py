@@ -47,7 +47,7 @@ def write_report_with_key(workdir: Path, input: dict, key: str) -> str:
     """レポートの1行目に冪等キー（tool_use_id）を書き、本文と一緒に1回の rename でアトミックに書き出す。"""
     content = input.get("content")
     if not isinstance(content, str):
-        raise ToolError(texts.BAD_TOOL_INPUT.format(name="write_report", detail="content は文字列です"))
+        raise ToolError(texts.BAD_TOOL_INPUT.format(name="write_report", detail=texts.NOT_TEXT.format(key="content")))
     first_line = texts.IDEMPOTENCY_KEY_LINE.format(key=key)  # <!-- 冪等キー: toolu_03 -->
     write_report(workdir, {**input, "content": first_line + "\n" + content})  # キーと本文は同時にしか現れない
     return texts.REPORT_WRITTEN.format(path=input["path"], chars=len(content))

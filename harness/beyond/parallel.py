@@ -145,7 +145,7 @@ def pending_names(calls: list[dict]) -> str | None:
 def summary_text(messages: list[dict]) -> str:
     """The one-line summary P2 writes beside the report."""
     names = [p[2:].replace("：", ":").split(":")[0].strip() for p in note_points(messages)]
-    return f"営業メモ{len(names)}件（{'、'.join(names) or 'なし'}）。詳しくは report.txt。\n"
+    return texts.PARALLEL_SUMMARY.format(count=len(names), names="、".join(names) or texts.NOTHING)
 
 
 def _closing(messages: list[dict]) -> str:

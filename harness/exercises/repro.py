@@ -511,7 +511,7 @@ def _judge_resume(order: str, work: Path) -> str | None:
     lines = resume.stdout.splitlines()
     runs = _runs(work)
     if resume.returncode != 0:
-        first = (resume.stderr.strip().splitlines() or ["（なし）"])[0]
+        first = (resume.stderr.strip().splitlines() or [texts.NOTHING_SAID])[0]
         return f"{what}: 再開がエラーになりました（{first}）"
     if order == "wrong":
         if HIT_LINE not in lines:

@@ -51,7 +51,7 @@ def cli(workdir: Path, *args: str, env: dict | None = None) -> None:
     print(proc.stderr, end="")  # where a terminal shows it: right after stdout, before the exit code
     print(f"EXIT={137 if proc.returncode == -9 else proc.returncode}")
     if (env or {}).get("CRASH_AFTER") and proc.returncode == 0:
-        print(f"（CRASH_AFTER={env['CRASH_AFTER']} の回数に届かなかったので、落ちずに最後まで走りました）")
+        print(texts.FOLDER_WORDS["crash_not_reached"].format(crash_after=env["CRASH_AFTER"]))
 
 
 def resume_in_kernel(workdir: Path, load_checkpoint) -> str:
@@ -98,7 +98,7 @@ def pretty(text: str | None) -> str | None:
         return text
 
 
-UNREADABLE = "（JSON として読めません）"
+UNREADABLE = texts.FOLDER_WORDS["unreadable"]
 
 
 def read_folder(workdir: Path) -> dict:
@@ -136,13 +136,13 @@ def pending_calls(cp: object) -> tuple[str, list[dict], str]:
 
 def checkpoint_line(cp: object, version: bool = False) -> str:
     if cp is None:
-        return f"{CHECKPOINT_FILE}: なし"
+        return f"{CHECKPOINT_FILE}: {texts.NOTHING}"
     try:
         field, _, pending = pending_calls(cp)
         shown = f"version={cp['version']} " if version else ""  # type: ignore[index]
         return (
             f"{CHECKPOINT_FILE}: {shown}turns={cp['turns']} {field}={pending} "  # type: ignore[index]
-            f"messages={len(cp['messages'])}件"  # type: ignore[index]
+            + texts.FOLDER_WORDS["messages"].format(count=len(cp["messages"]))  # type: ignore[index]
         )
     except (KeyError, TypeError, AttributeError):
         return f"{CHECKPOINT_FILE}: {UNREADABLE}"
@@ -151,11 +151,12 @@ def checkpoint_line(cp: object, version: bool = False) -> str:
 def outside_lines(found: dict) -> list[str]:
     """The tool runs and the outputs: what the outside world saw."""
     runs = found["runs"]
-    lines = [f"{TOOL_LOG_FILE}: {' / '.join(runs) if runs else '（実行なし）'}"]
-    lines.append(f"{REPORT_FILE}: {'あり' if found['exists'][REPORT_FILE] else 'なし'}")
+    there = texts.LAB_FACT_WORDS
+    lines = [f"{TOOL_LOG_FILE}: {' / '.join(runs) if runs else texts.FOLDER_WORDS['no_runs']}"]
+    lines.append(f"{REPORT_FILE}: {there['there' if found['exists'][REPORT_FILE] else 'not_there']}")
     parallel = isinstance(found["checkpoint"], dict) and "pendingToolUses" in found["checkpoint"]
     if parallel or found["exists"][SUMMARY_FILE]:  # the --parallel task's second output
-        lines.append(f"{SUMMARY_FILE}: {'あり' if found['exists'][SUMMARY_FILE] else 'なし'}")
+        lines.append(f"{SUMMARY_FILE}: {there['there' if found['exists'][SUMMARY_FILE] else 'not_there']}")
     return lines
 
 
@@ -166,7 +167,7 @@ def summary(workdir: Path, version: bool = False) -> str:
     found = read_folder(workdir)
     ledger = found["ledger"]
     if ledger is None:
-        effects = f"{EFFECTS_FILE}: なし"
+        effects = f"{EFFECTS_FILE}: {texts.NOTHING}"
     elif isinstance(ledger, dict):
         effects = f"{EFFECTS_FILE}: {{{', '.join(ledger)}}}"
     else:
@@ -199,18 +200,18 @@ class FileWatch:
             if before == after:
                 continue
             if after is None:
-                out.append(f"── {name}: 削除されました")
+                out.append("── " + texts.FOLDER_WORDS["deleted"].format(name=name))
             elif before is None:
-                out.append(f"── {name}（新規）")
+                out.append("── " + texts.FOLDER_WORDS["new"].format(name=name))
                 out.extend("+ " + line for line in after.splitlines())
             else:
-                out.append(f"── {name}（変更あり、+ が増えた行、- が消えた行）")
+                out.append("── " + texts.FOLDER_WORDS["changed"].format(name=name))
                 diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=1)
                 out.extend(
                     line if line.startswith(("+", "-", "@")) else "  " + line[1:] for line in list(diff)[2:]
                 )
         self.last = now
-        return "\n".join(out) if out else "（ファイルの変化なし）"
+        return "\n".join(out) if out else texts.FOLDER_WORDS["unchanged"]
 
     def show(self) -> None:
         print(summary(self.workdir))

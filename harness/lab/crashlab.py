@@ -42,24 +42,15 @@ from . import (
 )
 from .process import IN_BROWSER, WatchedProcess
 
-MOMENTS = [
-    ("なし（最後まで走る）", None),
-    ("① A保存直後", "after-save-a"),
-    ("② ツール完了・台帳未記録", "after-tool-run"),
-    ("台帳記録済み・B未保存（レッスンのデモ）", "after-effect-write"),
-    ("③ B保存直後", "after-save-b"),
-]
+# The lab's choices: (the words shown, the value), in the catalogue's order (the lab's words are texts.LAB_*).
+MOMENTS = [(words, None if label == "none" else label) for label, words in texts.LAB_MOMENTS.items()]
 # The lesson's turns: one call per turn, so the N-th occurrence of every label is turn N.
-TURNS = [("read_notes（1ターン目）", 1), ("count_words（2ターン目）", 2), ("write_report（3ターン目）", 3)]
+TURNS = [(words, n) for n, words in enumerate(texts.LAB_TURNS, 1)]
 # The scenarios of harness/beyond/scenarios.py, the lesson's first (the default; the others never change it).
-SCENARIO_OPTIONS = [
-    ("レッスン（1ターンに1つのツール）", "lesson"),
-    ("並列: 1ターンに複数のツール（--parallel）", "parallel"),
-    ("冪等: 問い合わせられる write_report（--idempotent）", "idempotent"),
-    ("並列＋冪等（--parallel --idempotent）", "parallel+idempotent"),
-]
+SCENARIO_OPTIONS = [(words, scenario) for scenario, words in texts.LAB_SCENARIOS.items()]
 SCENARIO_NAMES = {value: label.split("（")[0].split(":")[0] for label, value in SCENARIO_OPTIONS}
-HOW = [("カーネル内（疑似キル）", "simulated"), ("本物のプロセス（SIGKILL）", "sigkill")]
+HOW = [(words, how) for how, words in texts.LAB_HOW.items()]
+NO_RECONCILE = texts.LAB_NO_RECONCILE
 if (
     IN_BROWSER
 ):  # no process to start: a real kill here ends this interpreter, and the page restarts the kernel
@@ -94,18 +85,16 @@ PRE_STYLE = (
 )
 # description, style, icon, CSS class (for a stylesheet and the browser test), method
 BUTTONS = [
-    ("実行", "primary", "play", "lab-run", "run"),
-    ("再開（--resume）", "success", "redo", "lab-resume", "resume"),
-    ("1歩進む", "", "step-forward", "lab-step", "step"),
-    ("リセット", "", "trash", "lab-reset", "reset"),
-    ("今すぐキル", "danger", "skull", "lab-kill", "kill_now"),
-    ("①と②を比べる", "info", "columns", "lab-compare", "compare"),
+    (texts.LAB_BUTTONS[method], style, icon, css, method)
+    for style, icon, css, method in (
+        ("primary", "play", "lab-run", "run"),
+        ("success", "redo", "lab-resume", "resume"),
+        ("", "step-forward", "lab-step", "step"),
+        ("", "trash", "lab-reset", "reset"),
+        ("danger", "skull", "lab-kill", "kill_now"),
+        ("info", "columns", "lab-compare", "compare"),
+    )
 ]
-NO_RECONCILE = "reconcile なし（宙ぶらりんな呼び出しがないので、補完せずにそのまま続く）"
-COMPARE_ONE_CALL_ONLY = (
-    "「①と②を比べる」は1ターンに1つのツールのシナリオ（レッスン、冪等）だけで使えます。"
-    "並列のターンでは地点Aの保存がターンに1回なので、2つ目の呼び出しには「①だけ」の瞬間がありません。"
-)
 
 
 @functools.cache
@@ -123,7 +112,7 @@ def branch_html(reconciled: list[dict]) -> str:
     ]
     if len(lines) == 1:
         return f"<b>{texts.LAB_DECISION}:</b> {lines[0]}"
-    head = f"<b>{texts.LAB_DECISION}（宙ぶらりんな呼び出し {len(lines)} 件に、1件ずつ reconcile）:</b><br>"
+    head = f"<b>{texts.LAB_DECISION}{texts.LAB_WORDS['each_pending'].format(count=len(lines))}:</b><br>"
     return head + "<br>".join(lines)
 
 
@@ -147,7 +136,7 @@ class _Pause(BaseException):
 def highlight(before: str | None, after: str | None) -> str:
     """A <pre> of the file, with the lines added since `before` marked."""
     if after is None:
-        return f"<pre class='lab-file lab-missing' style='{PRE_STYLE};color:#888'>（ファイルなし）</pre>"
+        return f"<pre class='lab-file lab-missing' style='{PRE_STYLE};color:#888'>{texts.LAB_WORDS['no_file']}</pre>"
     old, new = (before or "").splitlines(), after.splitlines()
     changed = set()
     for tag, _, _, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
@@ -177,7 +166,8 @@ def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
     world: report.txt (with the idempotency key it carries, if any), summary.txt for the parallel task, and how many
     times a run of write_report began (its lines in tool-runs.log, written just before the tool runs)."""
     field = "pendingToolUse" if one_call_per_turn(scenario) else "pendingToolUses"
-    facts = {"turns": "—", field: "— checkpoint.json なし", "ledger": "—"}
+    words = texts.LAB_FACT_WORDS
+    facts = {"turns": "—", field: words["no_checkpoint"], "ledger": "—"}
     found = read_folder(workdir)
     cp, pending_ids = found["checkpoint"], None
     if cp is not None:
@@ -188,37 +178,32 @@ def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
             pending_ids = [call["id"] for call in calls]
             facts["turns"] = str(cp["turns"])
         except (KeyError, TypeError):
-            facts[field] = "checkpoint.json を読めません"
+            facts[field] = words["checkpoint_unreadable"]
             pending_ids = None
     ledger = {} if found["ledger"] is None else found["ledger"]
     if pending_ids and isinstance(ledger, dict):
-        facts["ledger"] = "・".join(f"{i} {'あり' if i in ledger else 'なし'}" for i in pending_ids)
+        facts["ledger"] = "・".join(
+            f"{i} {words['there' if i in ledger else 'not_there']}" for i in pending_ids
+        )
     elif pending_ids:
-        facts["ledger"] = "effects.json を読めません"
+        facts["ledger"] = words["ledger_unreadable"]
     elif cp is not None:
-        facts["ledger"] = "— 宙ぶらりんな呼び出しなし"
-    facts["report"] = "あり" if found["exists"][REPORT_FILE] else "なし"
+        facts["ledger"] = words["no_pending"]
+    facts["report"] = words["there" if found["exists"][REPORT_FILE] else "not_there"]
     key = key_of(found["report"] or "")
     if key is not None:  # the idempotent write_report's answer
-        facts["report"] += f"（冪等キー {key}）"
+        facts["report"] += words["key"].format(key=key)
     if not one_call_per_turn(scenario):
-        facts["summary"] = "あり" if found["exists"][SUMMARY_FILE] else "なし"
+        facts["summary"] = words["there" if found["exists"][SUMMARY_FILE] else "not_there"]
     ids = [line.split(" ")[1] for line in found["runs"] if line.split(" ")[0] == WRITE_REPORT and " " in line]
-    facts["write_report"] = f"{len(ids)}回"
+    facts["write_report"] = words["times"].format(count=len(ids))
     if len(set(ids)) > 1:  # several calls of it (the parallel task): how many times each one ran
-        facts["write_report"] += "（" + "、".join(f"{i}: {ids.count(i)}回" for i in dict.fromkeys(ids)) + "）"
+        each = "、".join(f"{i}: {words['times'].format(count=ids.count(i))}" for i in dict.fromkeys(ids))
+        facts["write_report"] += words["each"].format(each=each)
     return facts
 
 
-FACT_LABELS = {
-    "turns": "turns",
-    "pendingToolUse": "pendingToolUse",
-    "pendingToolUses": "pendingToolUses",
-    "ledger": "台帳に pending の id",
-    "report": "report.txt",
-    "summary": "summary.txt",
-    "write_report": "write_report の実行開始",
-}
+FACT_LABELS = texts.LAB_FACT_LABELS
 FACTS_STYLE = "font-size:13px;line-height:1.6;padding:4px 6px;border:1px solid #ccc;background:#f6f8fa"
 MARK_STYLE = "background:#ffe58a;padding:0 2px"
 
@@ -237,13 +222,14 @@ def facts_html(now: dict[str, str], before: dict[str, str] | None) -> str:
     deciding = " ・ ".join(fact(n) for n in ("turns", pending, "ledger"))
     outside = " ・ ".join(fact(n) for n in ("report", "summary", "write_report") if n in now)
     return (
-        f"<div style='{FACTS_STYLE}'><b>再開を決める事実</b>: {deciding}<br><b>外の世界</b>: {outside}</div>"
+        f"<div style='{FACTS_STYLE}'><b>{texts.LAB_WORDS['deciding']}</b>: {deciding}<br>"
+        f"<b>{texts.LAB_WORDS['outside']}</b>: {outside}</div>"
     )
 
 
 def _pre(data: bytes | None) -> str:
     if data is None:
-        return f"<pre style='{PRE_STYLE};max-height:220px;color:#888'>（ファイルなし）</pre>"
+        return f"<pre style='{PRE_STYLE};max-height:220px;color:#888'>{texts.LAB_WORDS['no_file']}</pre>"
     text = pretty(data.decode("utf-8", errors="replace"))
     return f"<pre style='{PRE_STYLE};max-height:160px'>{html.escape(text)}</pre>"
 
@@ -257,7 +243,7 @@ def compare_html(
     differ = "color:#cf222e;font-weight:bold"
     cells = [
         f"<tr><th></th><th>① after-save-a:{turn}</th><th>② after-tool-run:{turn}</th></tr>",
-        "<tr class='lab-compare-facts' style='font-size:12px'><td><b>再開を決める事実</b></td>"
+        f"<tr class='lab-compare-facts' style='font-size:12px'><td><b>{texts.LAB_WORDS['deciding']}</b></td>"
         + "".join(
             "<td>"
             + " ・ ".join(f"{FACT_LABELS[n]}: <b>{html.escape(facts[m][n])}</b>" for n in FACT_NAMES)
@@ -268,10 +254,13 @@ def compare_html(
     ]
     for row in rows:
         if row["same"]:
-            verdict = f"<span class='lab-same' style='{same}'>同一</span>（{size_text(row['a'])}、バイト単位で一致）"
+            verdict = (
+                f"<span class='lab-same' style='{same}'>{texts.LAB_WORDS['same']}</span>"
+                + texts.LAB_WORDS["same_bytes"].format(size=size_text(row["a"]))
+            )
         else:
             verdict = (
-                f"<span class='lab-differ' style='{differ}'>異なる</span>"
+                f"<span class='lab-differ' style='{differ}'>{texts.LAB_WORDS['differ']}</span>"
                 f"（{size_text(row['a'])} / {size_text(row['b'])}）"
             )
         cells.append(
@@ -290,9 +279,9 @@ def compare_html(
         + " ・ ".join(
             f"{row['name']} "
             + (
-                f"<span style='{same}'>同一</span>"
+                f"<span style='{same}'>{texts.LAB_WORDS['same']}</span>"
                 if row["same"]
-                else f"<span style='{differ}'>異なる</span>"
+                else f"<span style='{differ}'>{texts.LAB_WORDS['differ']}</span>"
             )
             for row in rows
         )
@@ -307,7 +296,7 @@ def compare_html(
         )
     cells[1:1] = [conclusion, disks]
     return (
-        f"<div><b>①と②を比べる（{turn}ターン目: {tool}）</b> 落ちた直後のディスクを並べています"
+        f"<div><b>{texts.LAB_WORDS['compare_title'].format(turn=turn, tool=tool)}</b> {texts.LAB_WORDS['compare_lead']}"
         f"<table style='width:100%;border-collapse:collapse;font-size:12px'>{''.join(cells)}</table></div>"
     )
 
@@ -324,7 +313,7 @@ def landed(events: list[Event]) -> str:
         if event.kind in texts.LAB_LANDED:
             last = event
     if last is None:
-        return texts.LAB_LANDED[None]
+        return texts.LAB_LANDED["start"]
     data = {"turn": turn, "pending": "", "name": "", "id": "", **call, **last.data}
     return texts.LAB_LANDED[last.kind].format(**data)
 
@@ -362,20 +351,21 @@ class CrashLab:
         self.scenario = w.Dropdown(
             options=SCENARIO_OPTIONS,
             value="lesson",
-            description="シナリオ",
+            description=texts.LAB_WORDS["scenario"],
             layout=w.Layout(width="460px"),
         )
         self.where = w.HTML()  # the chosen crash point, as the command line would be told it
-        self.moment = w.RadioButtons(options=MOMENTS, value="after-tool-run", description="落とす瞬間")
-        self.turn = w.RadioButtons(options=TURNS, value=3, description="どのターン")
-        self.how = w.RadioButtons(options=HOW, value="simulated", description="落とし方")
+        words = texts.LAB_WORDS
+        self.moment = w.RadioButtons(options=MOMENTS, value="after-tool-run", description=words["moment"])
+        self.turn = w.RadioButtons(options=TURNS, value=3, description=words["turn"])
+        self.how = w.RadioButtons(options=HOW, value="simulated", description=words["how"])
         self.slow = w.IntSlider(
             value=0,
             min=0,
             max=2000,
             step=100,
-            description="スロー(ms)",
-            tooltip="本物のプロセスが1ステップごとに止まる時間（講師用）",
+            description=words["slow"],
+            tooltip=words["slow_tooltip"],
         )
         self.buttons = [self._button(*spec) for spec in BUTTONS]  # in BUTTONS' order
         self.run_button, self.resume_button, self.step_button, self.reset_button = self.buttons[:4]
@@ -450,7 +440,7 @@ class CrashLab:
         )
         parts = [
             w.HTML(
-                "<div style='font-size:15px;font-weight:bold;margin:4px 0'>Crash Lab: 落として、見て、拾い直す</div>"
+                f"<div style='font-size:15px;font-weight:bold;margin:4px 0'>{texts.LAB_WORDS['title']}</div>"
             ),
             w.HBox([self.scenario, self.where], layout=w.Layout(flex_flow="row wrap", align_items="center")),
             controls,
@@ -461,11 +451,11 @@ class CrashLab:
             self.compare_view,
             files,
             self.report,
-            w.HTML("<b>ログ</b>"),
+            w.HTML(f"<b>{texts.LAB_WORDS['log']}</b>"),
             self.transcript,
         ]
         if self.with_timeline:
-            parts += [w.HTML("<b>タイムライン</b>"), self.timeline]
+            parts += [w.HTML(f"<b>{texts.LAB_WORDS['timeline']}</b>"), self.timeline]
         return w.VBox([*parts, self.dying]).add_class("lab-root")
 
     def _repr_mimebundle_(self, **kwargs) -> dict:
@@ -531,7 +521,8 @@ class CrashLab:
                 self.shown[name] = shown
         outputs = [REPORT_FILE] + ([] if one_call_per_turn(self.scenario.value) else [SUMMARY_FILE])
         self.report.value = " ・ ".join(
-            f"<b>{name}:</b> {'あり' if (self.workdir / name).exists() else 'なし'}" for name in outputs
+            f"<b>{name}:</b> {texts.LAB_FACT_WORDS['there' if (self.workdir / name).exists() else 'not_there']}"
+            for name in outputs
         )
         self.facts.value = facts_html(recovery_facts(self.workdir, self.scenario.value), self.facts_base)
 
@@ -556,7 +547,7 @@ class CrashLab:
         self.compare_view.value = ""
 
     def _set_status(self, text: str) -> None:
-        self.status.value = f"<b>状態:</b> {html.escape(text)}"
+        self.status.value = f"<b>{texts.LAB_WORDS['status']}:</b> {html.escape(text)}"
 
     def _plan(self) -> CrashPlan | None:
         if not self.moment.value:
@@ -600,20 +591,21 @@ class CrashLab:
         self._update_turns()
         self.compare_button.disabled = not one_call_per_turn(scenario)
         self.reset()
-        note = "" if one_call_per_turn(scenario) else " " + COMPARE_ONE_CALL_ONLY
-        self._set_status(
-            f"シナリオを「{SCENARIO_NAMES[scenario]}」に切り替え、作業フォルダを空にしました。{note}"
-        )
+        note = "" if one_call_per_turn(scenario) else " " + texts.LAB_COMPARE_ONE_CALL_ONLY
+        self._set_status(texts.LAB_STATUS["switched"].format(scenario=SCENARIO_NAMES[scenario], note=note))
 
     def _update_turns(self) -> None:
         """The lesson's three turns, or, when a turn holds several calls, every occurrence of the chosen moment."""
         scenario = self.scenario.value
         if one_call_per_turn(scenario):
-            options, description = TURNS, "どのターン"
+            options, description = TURNS, texts.LAB_WORDS["turn"]
         else:
             self.occurrences_of = self.moment.value or self.occurrences_of
             moments = moments_of(scenario)[self.occurrences_of]
-            options, description = [(text, n) for n, text in enumerate(moments, 1)], "何回目"
+            options, description = (
+                [(text, n) for n, text in enumerate(moments, 1)],
+                texts.LAB_WORDS["occurrence"],
+            )
         if [tuple(o) for o in self.turn.options] != options:
             keep = self.turn.value
             self.turn.options = options  # (this resets the value to the first option)
@@ -629,10 +621,10 @@ class CrashLab:
         scenario, label, n = self.scenario.value, self.moment.value, self.turn.value
         command = " ".join(["python -m harness", *cli_args(scenario)])
         if label is None:
-            text = f"落とさずに最後まで: <code>{command}</code>"
+            text = texts.LAB_WORDS["no_crash"].format(command=command)
         else:
             moments = moments_of(scenario).get(label, [])
-            what = moments[n - 1] if n and n <= len(moments) else "（この回数には届きません）"
+            what = moments[n - 1] if n and n <= len(moments) else texts.LAB_WORDS["never_reached"]
             text = f"<code>CRASH_AFTER={label}:{n} {command}</code> = {html.escape(what)}"
         self._show_where(text)
 
@@ -672,7 +664,7 @@ class CrashLab:
         self.timeline.layout.display = "none"  # no picture yet: no empty image frame either
         self._begin()
         self.refresh()
-        self._set_status("まだ何も実行していません")
+        self._set_status(texts.LAB_STATUS["nothing_yet"])
         if self.command is not None:  # the line beside the scenario says again what the controls choose
             self.command = None
             self._update_where()
@@ -688,14 +680,14 @@ class CrashLab:
     def resume(self) -> None:
         """--resume in the same folder: load, reconcile, continue."""
         if self.process is not None:
-            self._set_status("プロセスがまだ動いています。終わるか、今すぐキルしてから再開してください")
+            self._set_status(texts.LAB_STATUS["busy_resume"])
             return
         self.compare_view.value = ""
         if self.decision is None and self.branch.value:  # a comparison's or an old line: not this run's
             self._show_branch("")
         self.resuming_after_done = self.phase == "done"
         self._begin()
-        self._say("--- 再開（--resume）")
+        self._say("--- " + texts.LAB_BUTTONS["resume"])
         if self.how.value == "sigkill" and not IN_BROWSER:
             self._start_process(["--resume"], crash=False)
             return
@@ -725,17 +717,14 @@ class CrashLab:
                 listeners=[self.on_event, self._on_crash] + ([self._stopper(limit)] if limit else []),
             )
             self.phase = "done"
-            return ("完了しました" if not resume else "再開して完了しました"), True
+            return texts.LAB_STATUS["resumed_done" if resume else "done"], True
         except SimulatedCrash as crash:
             self.phase = "crashed"
             self.crash_snapshot = self._disk()
-            return f"{crash.label} で疑似キルされました（終了コード 137 に相当）。再開を押してください", True
+            return texts.LAB_STATUS["killed_in_kernel"].format(label=crash.label), True
         except _Pause:
             self.phase = "stepping"
-            return (
-                f"{self.steps_taken} 歩目で一時停止中（ファイルはこの時点のディスクの中身）。もう一度「1歩進む」",
-                False,
-            )
+            return texts.LAB_STATUS["paused"].format(steps=self.steps_taken), False
         except HarnessError as err:
             return str(err).replace("\n", " "), True
 
@@ -761,9 +750,7 @@ class CrashLab:
         """One more event. The loop is replayed from the start of this phase up to that event (it is deterministic),
         so the files shown are exactly what the real loop leaves on disk at that point."""
         if self.how.value == "sigkill" and not IN_BROWSER:
-            self._set_status(
-                "1歩進むはカーネル内モードだけです。本物のプロセスはスロー(ms)で遅くしてください"
-            )
+            self._set_status(texts.LAB_STATUS["step_in_kernel_only"])
             return
         if self.phase == "crashed":
             self.step_phase, self.steps_taken = "resume", 1
@@ -790,7 +777,7 @@ class CrashLab:
         self.files_base = previous_files if previous_files is not None else self._files()
         self.resuming_after_done = False
         if resuming:
-            self._say("--- 再開（--resume）を1歩ずつ")
+            self._say("--- " + texts.LAB_STATUS["resume_by_step"])
         snapshot = self.crash_snapshot
         self._in_kernel(resume=resuming, limit=self.steps_taken)
         if resuming and self.phase == "stepping":
@@ -800,11 +787,11 @@ class CrashLab:
         """Crash at ① and at ② on the chosen turn, in two scratch folders beside the lab's; show both disks side by
         side (identical or not, byte for byte), then resume each and show the branch it took."""
         if self.process is not None:
-            self._set_status("プロセスがまだ動いています。終わるか、今すぐキルしてから比べてください")
+            self._set_status(texts.LAB_STATUS["busy_compare"])
             return
         scenario = self.scenario.value
         if not one_call_per_turn(scenario):
-            self._set_status(COMPARE_ONE_CALL_ONLY)
+            self._set_status(texts.LAB_COMPARE_ONE_CALL_ONLY)
             return
         turn = self.turn.value
         tool = {n: name.split("（")[0] for name, n in TURNS}[turn]
@@ -832,9 +819,11 @@ class CrashLab:
         self.compare_view.value = compare_html(turn, tool, rows, facts, resumed)
         same = [r["name"] for r in rows if r["same"]]
         differ = [r["name"] for r in rows if not r["same"]]
-        summary = (
-            f"①と②を比べました（{turn}ターン目: {tool}）。同一: {', '.join(same) or 'なし'}"
-            f" ／ 異なる: {', '.join(differ) or 'なし'}"
+        summary = texts.LAB_STATUS["compared"].format(
+            turn=turn,
+            tool=tool,
+            same=", ".join(same) or texts.NOTHING,
+            differ=", ".join(differ) or texts.NOTHING,
         )
         self._set_status(summary)
         self._say(f"--- {summary}")
@@ -861,7 +850,7 @@ class CrashLab:
         settings += [f"HARNESS_SLOW_MS={self.slow.value}"] if self.slow.value else []
         self.command = " ".join([*settings, "python -m harness", *args])
         self._show_where(texts.LAB_RUNNING_COMMAND.format(command=html.escape(self.command)))
-        self._set_status(f"本物のプロセス（pid {self.process.pid}）が動いています")
+        self._set_status(texts.LAB_STATUS["process_running"].format(pid=self.process.pid))
         try:
             asyncio.get_running_loop().create_task(self._watch())
         except RuntimeError:  # no event loop (a script or a test): the caller polls with wait()
@@ -897,14 +886,12 @@ class CrashLab:
             self.phase = "crashed"
             # the disk the kill left, as after a crash in the kernel: "1歩進む" replays the resume from it
             self.crash_snapshot = self._disk()
-            self._set_status(
-                "プロセスは SIGKILL で死にました（シェルなら終了コード 137）。再開を押してください"
-            )
+            self._set_status(texts.LAB_STATUS["process_killed"])
         elif code == 0:
             self.phase = "done"
-            self._set_status("プロセスは終了コード 0 で完了しました")
+            self._set_status(texts.LAB_STATUS["process_done"])
         else:
-            self._set_status(f"プロセスが終了コード {code} で止まりました: {stderr.strip()}")
+            self._set_status(texts.LAB_STATUS["process_failed"].format(code=code, stderr=stderr.strip()))
         if by_hand:
             where = landed(self.events[self.process_events :])
             self._say(texts.LAB_KILL_TRANSCRIPT.format(where=where))

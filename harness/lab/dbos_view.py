@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+from .. import texts
 from ..vocab import DB_FILE, TOOL_LOG_FILE
 from . import outside_lines, read_folder, read_text, table
 
@@ -51,11 +52,11 @@ def workflows(workdir: Path) -> str:
 def describe(output: str | None) -> str:
     """One step's recorded output in a few words: which tool the model named, or which tool_result came back."""
     if output is None:
-        return "（出力なし）"
+        return texts.DBOS_VIEW_WORDS["no_output"]
     try:
         value = json.loads(output)
     except ValueError:
-        return "（JSON ではありません）"
+        return texts.DBOS_VIEW_WORDS["not_json"]
     if isinstance(value, dict) and value.get("type") == "message":
         uses = [b for b in value.get("content", []) if b.get("type") == "tool_use"]
         if uses:
@@ -80,7 +81,9 @@ def steps(workdir: Path, workflow_id: str = TASK_ID) -> str:
     body = [[fid, name, len(out or "").__str__(), describe(out) if err is None else f"error: {err[:30]}"]
             for fid, name, out, err in rows]  # fmt: skip
     return (
-        table([["function_id", "function_name", "output の長さ", "中身"], *body]) if body else "（記録なし）"
+        table([["function_id", "function_name", *texts.DBOS_VIEW_WORDS["step_columns"]], *body])
+        if body
+        else texts.DBOS_VIEW_WORDS["no_steps"]
     )
 
 
@@ -111,9 +114,11 @@ def summary(workdir: Path, workflow_id: str = TASK_ID) -> str:
     """One line each: the workflow's status and recorded steps, tool-runs.log, report.txt."""
     found = query(workdir, "SELECT status FROM workflow_status WHERE workflow_uuid = ?", workflow_id)
     wf = (
-        f"{workflow_id} {found[0][0]}、記録済みのステップ {recorded(workdir, workflow_id)} 個"
+        texts.DBOS_VIEW_WORDS["workflow"].format(
+            id=workflow_id, status=found[0][0], steps=recorded(workdir, workflow_id)
+        )
         if found
-        else "なし"
+        else texts.NOTHING
     )
     return "\n".join([f"{DB_FILE}: {wf}", *outside_lines(read_folder(workdir))])
 

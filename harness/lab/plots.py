@@ -25,12 +25,17 @@ def print_cost(
     from . import table
 
     print(texts.NO_PLOTS)
-    print(f"{turns[-1]}ターンのタスク: 保存のたびの checkpoint.json の大きさ（バイト）")
-    print(table([["保存", "バイト"], *([label, size] for label, size in per_save)]))
+    words = texts.COST_WORDS
+    print(words["sizes_table"].format(turns=turns[-1]))
+    print(table([[words["save"], words["bytes"]], *([label, size] for label, size in per_save)]))
     print()
-    print("タスク全体で書いたバイト数 / 保存にかかった時間（ミリ秒、この機械での一例）")
+    print(words["totals_table"])
     names = list(written)
-    header = ["ターン数", *(f"{n}（バイト）" for n in names), *(f"{n}（ミリ秒）" for n in seconds)]
+    header = [
+        words["turns"],
+        *(words["in_bytes"].format(name=n) for n in names),
+        *(words["in_ms"].format(name=n) for n in seconds),
+    ]
     rows = [
         [t, *(written[n][i] for n in names), *(f"{seconds[n][i] * 1000:.1f}" for n in seconds)]
         for i, t in enumerate(turns)
@@ -54,19 +59,20 @@ def plot_cost(
     ax1.plot(range(len(per_save)), [size / 1000 for _, size in per_save], marker="o", color="tab:blue")
     step = max(1, len(labels) // 10)
     ax1.set_xticks(range(0, len(labels), step), labels[::step])
-    ax1.set_title(f"{turns[-1]}ターンのタスク: 保存のたびの大きさ")
-    ax1.set_xlabel("保存（ターン番号と地点）")
+    words = texts.COST_WORDS
+    ax1.set_title(words["sizes"].format(turns=turns[-1]))
+    ax1.set_xlabel(words["save_axis"])
     ax1.set_ylabel("checkpoint.json（kB）")
     for name, values in written.items():
         ax2.plot(turns, [v / 1000 for v in values], marker="o", label=name)
-    ax2.set_title("タスク全体で書いたバイト数")
+    ax2.set_title(words["written"])
     ax2.set_ylabel("kB")
     for name, values in seconds.items():
         ax3.plot(turns, [v * 1000 for v in values], marker="o", label=name)
-    ax3.set_title("タスク全体で保存にかかった時間")
-    ax3.set_ylabel("ミリ秒（この機械での一例）")
+    ax3.set_title(words["spent"])
+    ax3.set_ylabel(words["ms_axis"])
     for ax in (ax2, ax3):
-        ax.set_xlabel("タスクのターン数")
+        ax.set_xlabel(words["turns_axis"])
         ax.set_xticks(turns)
         ax.legend(fontsize=8)
     for ax in (ax1, ax2, ax3):
@@ -77,22 +83,18 @@ def plot_cost(
 
 
 MARKS = {  # event kind: (label, marker, colour)
-    "save_a": ("地点A保存", "^", "tab:blue"),
-    "tool_ran": ("ツール実行", "o", "tab:orange"),
-    "effect_written": ("台帳記録", "s", "tab:green"),
-    "save_b": ("地点B保存", "v", "tab:purple"),
-    "crash": ("キル", "X", "red"),
-    "reconcile": ("reconcile", "D", "tab:brown"),
-    "done": ("完了", "*", "goldenrod"),
+    kind: (texts.TIMELINE_MARKS[kind], marker, colour)
+    for kind, marker, colour in (
+        ("save_a", "^", "tab:blue"),
+        ("tool_ran", "o", "tab:orange"),
+        ("effect_written", "s", "tab:green"),
+        ("save_b", "v", "tab:purple"),
+        ("crash", "X", "red"),
+        ("reconcile", "D", "tab:brown"),
+        ("done", "*", "goldenrod"),
+    )
 }
-BRANCH_SHORT = {
-    "hit": "台帳ヒット・再利用",
-    "rerun": "台帳ミス・再実行",
-    "unknown": "台帳ミス・is_error",
-    # reconcile's fourth branch (the idempotent scenario): asked by the idempotency key
-    "asked-done": "問い合わせ・実行済み",
-    "asked-run": "問い合わせ・いま実行",
-}
+BRANCH_SHORT = texts.TIMELINE_BRANCHES
 
 
 def pending_names(pending: str | None) -> list[str]:
@@ -126,7 +128,11 @@ def draw_timeline(events, ax) -> None:
         if kind == "resume":
             lane, turn = 0, data["turn"]
             x += 1
-            label_above(f"再開 turn={turn} pending={data['pending'] or 'なし'}", x, lane)
+            label_above(
+                texts.TIMELINE_WORDS["resume"].format(turn=turn, pending=data["pending"] or texts.NOTHING),
+                x,
+                lane,
+            )
             continue
         if kind not in MARKS:
             continue
@@ -147,7 +153,7 @@ def draw_timeline(events, ax) -> None:
                 x - (0.3 if kind == "effect_written" else 0),
                 color="red",
                 alpha=0.12,
-                label=None if "window" in seen_labels else "副作用の結果が台帳から分からない窓",
+                label=None if "window" in seen_labels else texts.TIMELINE_WORDS["window"],
             )
             seen_labels.add("window")
             window_start = None
@@ -185,7 +191,7 @@ def draw_timeline(events, ax) -> None:
             ax.scatter(
                 xs, ys, marker=marker, s=220 if kind == "crash" else 90, color=colour, zorder=3, label=label
             )
-    ax.set_yticks([0, 1], ["再開", "初回の実行"])
+    ax.set_yticks([0, 1], [texts.TIMELINE_WORDS["resumed"], texts.TIMELINE_WORDS["first_run"]])
     ax.set_ylim(-0.7, 1.7)
     ax.set_xlim(0, max(x, 1) + 1)
     for (
@@ -195,12 +201,14 @@ def draw_timeline(events, ax) -> None:
         if at > 0.6 * (max(x, 1) + 1):
             text.set_horizontalalignment("right")
     ax.set_xticks([])
-    ax.set_xlabel("時間の流れ（イベントの順）")
+    ax.set_xlabel(texts.TIMELINE_WORDS["time_axis"])
     ax.grid(axis="y", alpha=0.3)
     if ax.get_legend_handles_labels()[0]:  # nothing drawn yet (a resume that found no checkpoint): no legend
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=4, fontsize=8, frameon=False)
     else:
-        ax.text(0.5, 0.5, "（まだイベントがありません）", transform=ax.transAxes, ha="center", color="#888")
+        ax.text(
+            0.5, 0.5, texts.TIMELINE_WORDS["no_events"], transform=ax.transAxes, ha="center", color="#888"
+        )
 
 
 def timeline_svg(events) -> bytes:
