@@ -5,6 +5,7 @@ name instead of showing a learner half a message."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from string import Formatter
 
@@ -31,8 +32,9 @@ def names_asked_for() -> dict[str, str]:
     return found
 
 
-def all_texts(value=None):
-    for item in (texts.CATALOGUE if value is None else value).values() if not isinstance(value, tuple) else value:
+def all_texts(value: object = texts.CATALOGUE):
+    """Every text of the catalogue, inside groups and lists too."""
+    for item in value.values() if isinstance(value, Mapping) else value:
         if isinstance(item, str):
             yield item
         else:
@@ -69,7 +71,9 @@ def test_a_catalogue_naming_an_entry_it_does_not_have_is_refused_by_name(tmp_pat
 def test_a_name_the_catalogue_does_not_have_is_an_attribute_error_naming_the_file():
     with pytest.raises(AttributeError, match=r"texts\.ja\.toml has no entry NO_SUCH_MESSAGE"):
         texts.NO_SUCH_MESSAGE  # noqa: B018
-    assert texts.RECONCILE_LINES["hit"] == "台帳ヒット、結果を再利用、再実行しない"  # the lesson's words, as it logs them
+    assert (
+        texts.RECONCILE_LINES["hit"] == "台帳ヒット、結果を再利用、再実行しない"
+    )  # the lesson's words, as it logs them
 
 
 def test_groups_are_read_only():
