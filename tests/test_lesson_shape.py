@@ -139,3 +139,21 @@ def test_a_learners_catch_all_cannot_swallow_the_simulated_crash(workdir, how):
 def test_simulated_crash_is_not_an_exception():
     assert not issubclass(SimulatedCrash, Exception)
     assert issubclass(SimulatedCrash, BaseException)
+
+
+def test_the_package_has_no_import_cycle_and_the_lesson_imports_nothing_built_on_it():
+    """bench/import_graph.py's figures (every import, those inside functions too): no cycle, and no module of the
+    lesson's part but the command line's __main__ imports beyond/, lab/ or exercises/."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "import_graph", Path(__file__).resolve().parents[1] / "bench" / "import_graph.py"
+    )
+    house = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(house)
+    known = house.modules()
+    graph = house.import_graph(known)
+    assert "harness.beyond.modes" in graph["harness.beyond.cli"], "the reader must see the imports it judges"
+    assert house.cycles(graph) == []
+    assert house.upward(known, graph) == []

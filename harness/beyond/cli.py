@@ -5,12 +5,8 @@ main() stays in __main__.py.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
-import sqlite3
-import stat
-import urllib.parse
 from pathlib import Path
 
 from .. import texts
@@ -18,7 +14,7 @@ from ..errors import HarnessError
 from ..lock import hold_workdir
 from ..transcript import harness_command, untrusted
 from ..vocab import CHECKPOINT_FILE, DB_FILE, EFFECTS_FILE
-from .modes import refuse_another_mode
+from .modes import folder_workflows, refuse_another_mode
 
 
 def main_dbos(options, run, client, env) -> str:
@@ -63,22 +59,6 @@ def engine_workflows_here(folder: Path) -> list[str]:
 def shared_database(options, env) -> bool:
     """--engine dbos with a database given by URL: a worker taking over a task may resume in a new folder."""
     return options.engine == "dbos" and bool(options.database_url or env.get("HARNESS_DATABASE_URL"))
-
-
-def folder_workflows(folder: Path) -> list[str]:
-    """The ids of the workflows in the folder's own dbos.sqlite, read-only ([] when it is absent, not a plain file, or
-    unreadable): what a refusal names so that its command continues the task that is there."""
-    path = folder / DB_FILE
-    with contextlib.suppress(sqlite3.Error, OSError):
-        if not stat.S_ISREG(os.lstat(path).st_mode):  # a FIFO would block the read
-            return []
-        uri = "file:" + urllib.parse.quote(os.fsencode(path.resolve()), safe="/") + "?mode=ro"
-        con = sqlite3.connect(uri, uri=True, timeout=1.0)
-        try:
-            return [str(r[0]) for r in con.execute("SELECT workflow_uuid FROM workflow_status")]
-        finally:
-            con.close()
-    return []
 
 
 def engine_resumable(options, env=os.environ) -> bool:

@@ -75,7 +75,6 @@ from ..tools import TOOL_SCHEMAS, ToolError, ensure_notes, execute_tool, inside
 from ..transcript import format_event, print_transcript, untrusted
 from ..vocab import DB_FILE, EXIT_CRASHED, MARKER_FILE, WRITER_LABELS
 from ..workdir import start_fresh
-from .cli import folder_workflows
 from .dbos_database import (
     DATABASE_ERRORS,
     Database,
@@ -103,6 +102,7 @@ from .dbos_worker import (
     wait_for_result,
 )
 from .idempotent import key_of, write_report_with_key
+from .modes import folder_workflows
 
 try:
     import resource

@@ -7,11 +7,17 @@ with the lesson's atomic writer, after the clean-up and before point A, so a che
 beside it. A resume may add a mode (the version-2 loop reads a lesson checkpoint; the idempotent reconcile asks, and
 falls back to the lesson's honest is_error when it cannot tell), never drop one: --parallel --resume of a
 --parallel --idempotent task would answer is_error where the task was promised an exact recovery at ①, ②.
+An engine task is told by its workflows in the folder's own dbos.sqlite (folder_workflows, read with sqlite3 alone:
+the command line asks it without importing DBOS, and the engine asks it too).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
+import stat
+import urllib.parse
 from pathlib import Path
 
 from .. import texts
@@ -19,7 +25,7 @@ from ..checkpoint import load_checkpoint, write_json_atomic
 from ..errors import HarnessError
 from ..store import read_json
 from ..transcript import harness_command, version_refused
-from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, MODE_FILE, SCENARIOS
+from ..vocab import CHECKPOINT_FILE, DB_FILE, EFFECTS_FILE, MODE_FILE, SCENARIOS
 from .parallel import load_checkpoint_v2
 
 # The scenarios a mode file may name (the lesson's is the absence of one).
@@ -145,3 +151,19 @@ def continue_in_mode(run, scenario: str, resume: bool, load_checkpoint):
         return cp
 
     return load_then_record_mode
+
+
+def folder_workflows(folder: Path) -> list[str]:
+    """The ids of the workflows in the folder's own dbos.sqlite, read-only ([] when it is absent, not a plain file, or
+    unreadable): what a refusal names so that its command continues the task that is there."""
+    path = folder / DB_FILE
+    with contextlib.suppress(sqlite3.Error, OSError):
+        if not stat.S_ISREG(os.lstat(path).st_mode):  # a FIFO would block the read
+            return []
+        uri = "file:" + urllib.parse.quote(os.fsencode(path.resolve()), safe="/") + "?mode=ro"
+        con = sqlite3.connect(uri, uri=True, timeout=1.0)
+        try:
+            return [str(r[0]) for r in con.execute("SELECT workflow_uuid FROM workflow_status")]
+        finally:
+            con.close()
+    return []
