@@ -123,6 +123,6 @@ def crash_on(kind: str, name: str | None = None):
 
     def listener(event) -> None:
         if event.kind == kind and (name is None or event.data.get("name") == name):
-            raise SimulatedCrash(f"{name or kind} の {kind}")
+            raise SimulatedCrash(texts.CRASH_ON_LABEL.format(name=name or kind, kind=kind))
 
     return listener

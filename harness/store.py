@@ -262,7 +262,7 @@ def content_problem(content: object, where: str, role: str) -> str | None:
             if not isinstance(tid, str) or not ID_PATTERN.fullmatch(tid):
                 return _no("not_a_name", where=f"{here}.tool_use_id")
     if not is_json_safe(content):
-        return _no("not_json_safe", where=f"{where} に")
+        return _no("not_json_safe", where=where)
     return None
 
 
@@ -272,7 +272,7 @@ def pending_call_problem(call: object, where: str, shape: str = "{id, name, inpu
         return _no("must_be", where=where, shape=shape)
     problem = tool_use_problem(call, where)
     if not problem and not is_json_safe(call["input"]):
-        return _no("not_json_safe", where=f"{where}.input に")
+        return _no("not_json_safe", where=f"{where}.input")
     return problem
 
 
@@ -303,7 +303,7 @@ def checkpoint_problem(cp: object) -> str | None:
     if not isinstance(cp["task"], str):
         return _no("task_not_text")
     if not is_json_safe(cp["task"]):
-        return _no("not_json_safe", where="task に")
+        return _no("not_json_safe", where="task")
     if not _count(cp["turns"]) or not _count(cp["tokensUsed"]):
         return _no("counts")
     messages = cp["messages"]
@@ -320,7 +320,7 @@ def checkpoint_problem(cp: object) -> str | None:
                 "empty_content", i=i
             )  # the API refuses it: only the model's closing words may be empty
         if not is_json_safe(m):
-            return _no("not_json_safe", where=f"messages[{i}] に")
+            return _no("not_json_safe", where=f"messages[{i}]")
     uses = [b["id"] for m in messages for b in _blocks(m) if b["type"] == "tool_use"]
     twice = sorted({x for x in uses if uses.count(x) > 1})
     if twice:
@@ -421,7 +421,7 @@ def effects_problem(effects: object) -> str | None:
         if not _moment(entry["at"]):
             return _no("record_at", key=key)
         if not is_json_safe(entry):
-            return _no("not_json_safe", where=f"{key} のレコードに")
+            return _no("not_json_safe", where=texts.SHAPE_PROBLEMS["record"].format(key=key))
     return None
 
 
@@ -460,7 +460,7 @@ def response_problem(response: object, messages: list | None = None, max_tool_us
     if again:
         return _no("response_id_used", id=again[0])
     if not is_json_safe(response):  # what is not saved may still be printed (stop_reason, a text block)
-        return _no("not_json_safe", where="応答に")
+        return _no("not_json_safe", where=texts.SHAPE_PROBLEMS["response"])
     return None
 
 

@@ -14,11 +14,9 @@ from .texts import (
     CHECKPOINT_OTHER_VERSION,
     CHECKPOINT_VERSION_2_BY_PARALLEL,
     IDEMPOTENT_RECONCILE_LINES,
-    KILL_HOW,
     LOG_LINES,
     NOTHING,
     RECONCILE_LINES,
-    SAVE_B_RESUMED,
     TOOL_ERROR_RESULT,
     WRITER_KILL_NOTES,
 )
@@ -61,24 +59,21 @@ def reconcile_line(branch: str) -> str:
 
 def format_event(kind: str, data: dict) -> str | None:
     """The lesson's log line for one event, or None if the event has no line."""
+    if kind == "save_b" and data.get("resumed"):
+        kind = "save_b_resumed"
+    if kind == "crash" and data.get("mode") == "sigkill":
+        kind = "crash_sigkill"
     line = LOG_LINES.get(kind)
     if line is None:
         return None
-    if kind == "save_b":
-        data = {**data, "tail": SAVE_B_RESUMED if data.get("resumed") else ""}
     if kind == "resume":
         data = {**data, "pending": data["pending"] or NOTHING}
     if kind == "reconcile":
         data = {**data, "line": reconcile_line(data["branch"])}
     if kind == "tool_error":
         data = {**data, "error": TOOL_ERROR_RESULT.format(error=untrusted(data["error"]))}
-    if kind == "crash":
-        writer_label = data["label"].split(":")[0]
-        data = {
-            **data,
-            "how": KILL_HOW["sigkill" if data.get("mode") == "sigkill" else "simulated"],
-            "note": WRITER_KILL_NOTES.get(writer_label, ""),
-        }
+    if kind in ("crash", "crash_sigkill"):
+        data = {**data, "note": WRITER_KILL_NOTES.get(data["label"].split(":")[0], "")}
     if kind == "done":
         data = {**data, "text": untrusted(data["text"], limit=4000, indent_lines=True)}
     if kind == "ledger_write_failed":

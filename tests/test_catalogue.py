@@ -46,6 +46,55 @@ def test_every_entry_the_package_asks_for_is_in_the_catalogue():
     assert missing == {}
 
 
+def test_every_group_key_the_package_asks_for_by_name_is_in_its_group():
+    """Keys written out (texts.GROUP["key"]); a key chosen by an expression is the behaviour tests' to catch."""
+    asked = set()
+    for path in [*(ROOT / "harness").rglob("*.py"), *(ROOT / "scripts").glob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        asked |= set(re.findall(r"\btexts\.([A-Z][A-Z0-9_]*[A-Z0-9])\[[\"']([\w+-]+)[\"']\]", text))
+    assert len(asked) > 20, "the reader must find the keys it judges"
+    assert sorted((group, key) for group, key in asked if key not in texts.CATALOGUE[group]) == []
+
+
+def placeholders(text: str) -> set[str]:
+    return {field for _, field, _, _ in Formatter().parse(text) if field is not None}
+
+
+def differences(reference, edition, where: str = "") -> list[str]:
+    """What an edition lacks or adds against the reference catalogue: names, group keys, placeholders."""
+    found = [f"{where}{name}: missing" for name in reference if name not in edition]
+    found += [f"{where}{name}: not in the reference" for name in edition if name not in reference]
+    for name in set(reference) & set(edition):
+        mine, theirs = reference[name], edition[name]
+        if isinstance(mine, Mapping) and isinstance(theirs, Mapping):
+            found += differences(mine, theirs, f"{where}{name}.")
+        elif isinstance(mine, str) and isinstance(theirs, str):
+            if placeholders(mine) != placeholders(theirs):
+                found.append(
+                    f"{where}{name}: placeholders {sorted(placeholders(theirs))}, not {sorted(placeholders(mine))}"
+                )
+        elif type(mine) is not type(theirs) or (isinstance(mine, tuple) and len(mine) != len(theirs)):
+            found.append(f"{where}{name}: not the same kind of entry")
+    return sorted(found)
+
+
+def test_every_other_edition_has_the_same_names_keys_and_placeholders_as_the_japanese_one(tmp_path):
+    for path in sorted((ROOT / "harness").glob("texts.*.toml")):
+        assert differences(texts.CATALOGUE, texts.read_catalogue(path)) == [], path.name
+    # the comparison itself, on an English edition that lacks things
+    english = tmp_path / "texts.en.toml"
+    english.write_text(
+        'TASK = "Summarise sales-notes.txt into report.txt."\n'
+        'RECONCILE_LINES.hit = "ledger hit: reuse the result, do not run again"\n'
+        'MAX_TURNS_REACHED = "Stopping after {turns} turns"\n',
+        encoding="utf-8",
+    )
+    found = differences(texts.CATALOGUE, texts.read_catalogue(english))
+    assert "RECONCILE_LINES.rerun: missing" in found
+    assert "MAX_TURNS_REACHED: placeholders ['turns'], not ['max_turns']" in found
+    assert "DONE_OK: missing" in found and "TASK: missing" not in found
+
+
 def test_every_entry_of_the_catalogue_is_asked_for():
     catalogue = texts.CATALOGUE_FILE.read_text(encoding="utf-8")
     referenced = set(re.findall(r"\{@(\w+)\}", catalogue))
@@ -57,6 +106,15 @@ def test_every_text_is_a_template_str_format_can_read_and_no_reference_is_left()
     for text in all_texts():
         list(Formatter().parse(text))  # an unbalanced { or } raises here, not in front of a learner
         assert "{@" not in text
+
+
+def test_a_reference_inside_a_reference_is_filled_and_a_loop_of_references_is_refused(tmp_path):
+    nested = tmp_path / "texts.xx.toml"
+    nested.write_text('A = "a"\nB = "b {@A}"\nC = "c {@B}"\n', encoding="utf-8")
+    assert texts.read_catalogue(nested)["C"] == "c b a"
+    nested.write_text('A = "a {@B}"\nB = "b {@A}"\n', encoding="utf-8")
+    with pytest.raises(LookupError, match=r"refers back to itself \(A -> B -> A\)"):
+        texts.read_catalogue(nested)
 
 
 def test_a_catalogue_naming_an_entry_it_does_not_have_is_refused_by_name(tmp_path):

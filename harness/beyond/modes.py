@@ -113,7 +113,9 @@ def refuse_another_mode(workdir, parallel: bool, idempotent: bool, engine: bool 
         )  # only the checkpoint needs the flag: its loader's words
     # what says so: mode.json, and the checkpoint's version 2 when it adds --parallel to the recorded mode
     on_disk = (
-        MODE_FILE if set(SCENARIOS[recorded or "lesson"]) == set(flags) else f"{MODE_FILE}、{CHECKPOINT_FILE}"
+        MODE_FILE
+        if set(SCENARIOS[recorded or "lesson"]) == set(flags)
+        else texts.LIST_JOIN.join((MODE_FILE, CHECKPOINT_FILE))
     )
     raise HarnessError(
         texts.MODE_DROPPED.format(

@@ -145,14 +145,14 @@ def pending_names(calls: list[dict]) -> str | None:
 def summary_text(messages: list[dict]) -> str:
     """The one-line summary P2 writes beside the report."""
     names = [p[2:].replace("：", ":").split(":")[0].strip() for p in note_points(messages)]
-    return texts.PARALLEL_SUMMARY.format(count=len(names), names="、".join(names) or texts.NOTHING)
+    return texts.PARALLEL_SUMMARY.format(count=len(names), names=texts.LIST_JOIN.join(names) or texts.NOTHING)
 
 
 def _closing(messages: list[dict]) -> str:
     asked = {b["id"]: b["input"].get("path") for b in messages[-2]["content"] if b["type"] == "tool_use"}
     failed = [asked.get(b["tool_use_id"]) for b in messages[-1]["content"] if b.get("is_error")]
     if failed:
-        return texts.PARALLEL_DONE_UNKNOWN.format(files=" と ".join(str(f) for f in failed))
+        return texts.PARALLEL_DONE_UNKNOWN.format(files=texts.AND_JOIN.join(str(f) for f in failed))
     return texts.PARALLEL_DONE_OK
 
 

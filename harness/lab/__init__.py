@@ -551,7 +551,7 @@ def check_prediction(
     `evidence` says where the actual value was read (e.g. "tool-runs.log の行数"); `accept` lists other ways of
     writing the actual value that count as right (e.g. the lesson's own word for a branch).
     """
-    where = f"（{evidence}）" if evidence else ""
+    where = texts.PREDICTION_EVIDENCE.format(evidence=evidence) if evidence else ""
     if prediction is Ellipsis or (isinstance(prediction, str) and not prediction.strip()):
         print(texts.PREDICTION_BLANK.format(what=what, actual=actual, where=where))
         return False
@@ -636,4 +636,4 @@ def compare_folders(a: Path, b: Path, names: tuple[str, ...] = COMPARED) -> list
 
 def size_text(data: bytes | None) -> str:
     """'1234 バイト', or 'なし' for a missing file."""
-    return "なし" if data is None else f"{len(data)} バイト"
+    return texts.NOTHING if data is None else texts.FOLDER_WORDS["size"].format(bytes=len(data))

@@ -45,10 +45,10 @@ from .process import IN_BROWSER, WatchedProcess
 # The lab's choices: (the words shown, the value), in the catalogue's order (the lab's words are texts.LAB_*).
 MOMENTS = [(words, None if label == "none" else label) for label, words in texts.LAB_MOMENTS.items()]
 # The lesson's turns: one call per turn, so the N-th occurrence of every label is turn N.
-TURNS = [(words, n) for n, words in enumerate(texts.LAB_TURNS, 1)]
+TURNS = [(words, n) for n, words in enumerate(texts.LAB_TURNS.values(), 1)]
 # The scenarios of harness/beyond/scenarios.py, the lesson's first (the default; the others never change it).
 SCENARIO_OPTIONS = [(words, scenario) for scenario, words in texts.LAB_SCENARIOS.items()]
-SCENARIO_NAMES = {value: label.split("（")[0].split(":")[0] for label, value in SCENARIO_OPTIONS}
+SCENARIO_NAMES = texts.LAB_SCENARIO_NAMES
 HOW = [(words, how) for how, words in texts.LAB_HOW.items()]
 NO_RECONCILE = texts.LAB_NO_RECONCILE
 if (
@@ -261,7 +261,7 @@ def compare_html(
         else:
             verdict = (
                 f"<span class='lab-differ' style='{differ}'>{texts.LAB_WORDS['differ']}</span>"
-                f"（{size_text(row['a'])} / {size_text(row['b'])}）"
+                + texts.LAB_WORDS["sizes"].format(a=size_text(row["a"]), b=size_text(row["b"]))
             )
         cells.append(
             f"<tr class='lab-compare-row' data-file='{row['name']}'>"
@@ -794,7 +794,7 @@ class CrashLab:
             self._set_status(texts.LAB_COMPARE_ONE_CALL_ONLY)
             return
         turn = self.turn.value
-        tool = {n: name.split("（")[0] for name, n in TURNS}[turn]
+        tool = list(texts.LAB_TURNS)[turn - 1]
         folders = {m: self.workdir.parent / f"{self.workdir.name}-compare-{i}" for i, m in enumerate("①②", 1)}
         for moment, folder in folders.items():
             shutil.rmtree(folder, ignore_errors=True)

@@ -62,11 +62,13 @@ def describe(output: str | None) -> str:
         if uses:
             return " ".join(f"tool_use {b['name']} ({b['id']})" for b in uses)
         text = "".join(b.get("text", "") for b in value.get("content", []))
-        return f"text「{text[:18]}…」"
+        return texts.DBOS_VIEW_WORDS["text"].format(text=text[:18])
     if isinstance(value, dict) and value.get("type") == "tool_result":
         first = str(value.get("content", "")).splitlines()[0] if value.get("content") else ""
         error = " is_error" if value.get("is_error") else ""
-        return f"tool_result ({value.get('tool_use_id')}){error}「{first[:16]}…」"
+        return texts.DBOS_VIEW_WORDS["tool_result"].format(
+            id=value.get("tool_use_id"), error=error, first=first[:16]
+        )
     return str(value)[:40]
 
 

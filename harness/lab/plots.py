@@ -62,7 +62,7 @@ def plot_cost(
     words = texts.COST_WORDS
     ax1.set_title(words["sizes"].format(turns=turns[-1]))
     ax1.set_xlabel(words["save_axis"])
-    ax1.set_ylabel("checkpoint.json（kB）")
+    ax1.set_ylabel(words["size_axis"])
     for name, values in written.items():
         ax2.plot(turns, [v / 1000 for v in values], marker="o", label=name)
     ax2.set_title(words["written"])
