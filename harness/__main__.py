@@ -29,7 +29,7 @@ from .crash import CrashPlan, SimulatedCrash
 from .errors import HarnessError
 from .lock import hold_workdir
 from .loop import run_agent
-from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel
+from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel, api_kind
 from .run import Run, wall_clock_ms
 from .store import append_line
 from .tools import TOOL_SCHEMAS
@@ -236,7 +236,7 @@ def run_command(options: Options, env=os.environ) -> int:
         _say(texts.ERROR_LINE.format(message=err), sys.stderr)
         return EXIT_ERROR
     except APIError as err:
-        kind = texts.API_KINDS.get(str(err.status), texts.API_KIND_OTHER)
+        kind = api_kind(err.status)
         hint = texts.API_RESUME_HINT if _resumable(options) else texts.API_RESTART_HINT
         message = texts.API_FAILED.format(kind=kind, status=err.status, message=untrusted(err.message))
         _say(texts.ERROR_LINE.format(message=f"{message}\n{hint}"), sys.stderr)

@@ -139,6 +139,11 @@ def wait_notice_every(deadline_s: float) -> float:
     return min(10.0, deadline_s / 4)
 
 
+def api_kind(status: int) -> str:
+    """The catalogue's word for the HTTP status a failed model call came back with."""
+    return texts.API_KINDS.get(str(status), texts.API_KIND_OTHER)
+
+
 class ResponseRefused(APIError):
     """A response the harness will not take (odd values, not JSON, a second tool_use): nothing of it is saved.
 

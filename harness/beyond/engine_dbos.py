@@ -68,7 +68,7 @@ from ..crash import CrashPlan
 from ..errors import HarnessError
 from ..lock import hold_workdir
 from ..loop import MAX_TURNS, final_text
-from ..models import APIError, ResponseRefused
+from ..models import APIError, ResponseRefused, api_kind
 from ..run import Run
 from ..store import read_bytes, write_new_file
 from ..tools import TOOL_SCHEMAS, ToolError, ensure_notes, execute_tool, inside
@@ -125,7 +125,7 @@ def _executing() -> None:
 
 def stop_for_api_error(err: APIError) -> None:
     """The command line's two lines for a failed model call, and the end of the process: the step is not recorded."""
-    kind = texts.API_KINDS.get(str(err.status), texts.API_KIND_OTHER)
+    kind = api_kind(err.status)
     message = texts.API_FAILED.format(kind=kind, status=err.status, message=untrusted(err.message))
     hint = texts.DBOS_API_FAILED_HINT.format(task_id=DBOS.workflow_id, command=HERE.resume_command)
     stop_now(f"{message}\n{hint}")

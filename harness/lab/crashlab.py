@@ -198,7 +198,9 @@ def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
     ids = [line.split(" ")[1] for line in found["runs"] if line.split(" ")[0] == WRITE_REPORT and " " in line]
     facts["write_report"] = words["times"].format(count=len(ids))
     if len(set(ids)) > 1:  # several calls of it (the parallel task): how many times each one ran
-        each = "、".join(f"{i}: {words['times'].format(count=ids.count(i))}" for i in dict.fromkeys(ids))
+        each = texts.LIST_JOIN.join(
+            f"{i}: {words['times'].format(count=ids.count(i))}" for i in dict.fromkeys(ids)
+        )
         facts["write_report"] += words["each"].format(each=each)
     return facts
 
