@@ -84,14 +84,19 @@ def test_a_fix_wrong_only_after_a_first_run_is_judged_fresh():
 
 def test_a_daemon_the_fix_double_forks_is_ended_and_named(tmp_path):
     marker = tmp_path / "daemon-alive"
-    daemon = (
+    daemon = (  # the middle child writes the daemon's pid whole, then the function waits for it: a state, not a time
         "import os, time\n"
-        "if os.fork() == 0:\n"
+        "middle = os.fork()\n"
+        "if middle == 0:\n"
         "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        f"        open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+        "    daemon = os.fork()\n"
+        "    if daemon == 0:\n"
         "        time.sleep(600)\n"
+        "        os._exit(0)\n"
+        f"    open({str(marker)!r} + '.tmp', 'w').write(str(daemon))\n"
+        f"    os.replace({str(marker)!r} + '.tmp', {str(marker)!r})\n"
         "    os._exit(0)\n"
+        "os.waitpid(middle, 0)\n"
     )
     src = variant("    return results", textwrap_indent(daemon) + "    return results")
     verdict = check_level2_fix(src)

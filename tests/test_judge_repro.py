@@ -248,15 +248,19 @@ def test_a_script_that_exits_at_once_leaving_a_child_on_its_stdout_is_not_endles
 
 def test_a_double_forked_daemon_of_a_script_is_ended_and_counted(tmp_path):
     pidfile = tmp_path / "daemon.pid"
-    code = (
+    code = (  # the middle child writes the daemon's pid whole, then the script waits for it: a state, not a time
         "import os, time\n"
-        "if os.fork() == 0:\n"
+        "middle = os.fork()\n"
+        "if middle == 0:\n"
         "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        f"        open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+        "    daemon = os.fork()\n"
+        "    if daemon == 0:\n"
         "        time.sleep(600)\n"
+        "        os._exit(0)\n"
+        f"    open({str(pidfile)!r} + '.tmp', 'w').write(str(daemon))\n"
+        f"    os.replace({str(pidfile)!r} + '.tmp', {str(pidfile)!r})\n"
         "    os._exit(0)\n"
-        "time.sleep(0.5)\n"
+        "os.waitpid(middle, 0)\n"
     )
     done = run_jailed([sys.executable, "-c", code], timeout=30)
     assert done.leftovers >= 1 and pidfile.exists()
