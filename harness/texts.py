@@ -1,7 +1,7 @@
-"""Every learner-facing string of the package, in the lesson's words. The message catalogue itself is data, not code:
-harness/texts.ja.toml, one entry per message. An English edition would be a second file beside it (texts.en.toml) with
-the same names, group keys and placeholders (tests/test_catalogue.py compares every edition there with this one), read
-by setting EDITION below; the exercise checks' feedback is not in the catalogue yet.
+"""Every learner-facing string of the package, the exercise checks' feedback too: the message catalogue is data,
+harness/texts.ja.toml, one entry per message (how a check reads an answer, its words and patterns, stays in its code).
+An English edition would be a second file beside it (texts.en.toml) with the same names, group keys and placeholders
+(tests/test_catalogue.py compares every edition there with this one), read by setting EDITION below.
 
 `texts.NAME` gives an entry; a group of entries (RECONCILE_LINES, SHAPE_PROBLEMS, ...) is a read-only mapping, a list
 a tuple. "{@NAME}" inside an entry stands for another entry (a refusal that ends with the lesson's advice, START_OVER).

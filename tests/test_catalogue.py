@@ -5,6 +5,7 @@ name instead of showing a learner half a message."""
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from string import Formatter
@@ -139,3 +140,73 @@ def test_groups_are_read_only():
         texts.RECONCILE_LINES["hit"] = "ほかの言葉"
     with pytest.raises(TypeError):
         texts.CATALOGUE["TASK"] = "ほかのタスク"
+
+
+JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+# What may still hold Japanese in code (by file, the top-level name it sits in): how an answer is read (the words and
+# patterns a check recognises, in Japanese and English), the fixture data a check runs the learner's function on, and
+# the lesson's tool definitions sent to the model. Every message a learner reads is in the catalogue.
+NOT_MESSAGES = {
+    "harness/tools.py": {"TOOL_SCHEMAS"},  # the lesson's tools, described to the model as the lesson writes them
+    "harness/exercises/runner.py": {"LONG_NOTES", "TWO_BLOCKS", "WRITE_THEN_READ", "prepare"},  # fixture data
+    "harness/exercises/fixcheck.py": {"REPORT_RESULT"},
+    "harness/exercises/repro.py": {"ABOUT_RECORD", "ABSENT", "PRESENT"},
+    "harness/exercises/answers.py": {"LEAD", "NULL_SPELLINGS", "Question", "_DENIED_AFTER", "_DENIED_AGAIN",
+                                     "_REFUTED", "branch_question", "keys_problem"},
+    "harness/exercises/level1.py": {"INSIGHT_PHRASES", "_check", "pending_phrases"},
+    "harness/exercises/level2.py": {"ABOUT_FIX", "AFTER_THE_TOOL", "COUNTERFACTUAL", "CRASH_WORDS", "DENIED",
+                                    "DENIED_AGAIN", "DENIED_NEXT", "DENIED_TWICE", "FALSE_CLAIMS", "HIT_ALWAYS",
+                                    "HIT_WORDS", "JA_CLAUSE_END", "JA_NOT", "MISS_ALWAYS", "MISS_WORDS",
+                                    "NEGATED_AFTER", "NOT_THE_TOOL_JA", "NO_RECONCILE_STORY", "OTHER_SUBJECT_JA",
+                                    "RAN_FRAMED_JA", "RAN_JA", "REFUTED_QUOTE", "REPORT_JA", "RESUME_CONTEXT",
+                                    "STILL_THE_FIX", "TEMPLATE", "THOUGHT", "THOUGHT_THEN", "TOOL_JA", "_diagnosis",
+                                    "consequence", "false_claim", "ran_claim", "stated"},
+    "harness/lab/__init__.py": {"BRANCH_WORDS", "NOT_JA", "_AFFIRM", "_CLAUSES", "_CORRECTED", "_COUNTER",
+                                "_DENIED_OPTION", "_DENY", "_ENDINGS", "_GROWTH", "_HEDGE", "_KANJI",
+                                "_NEGATED_NUMBER", "_NEGATION", "_NEVER", "_NO_WORD", "_NUMBER_ALONE",
+                                "_NUMBER_CLAUSES", "_NUMBER_WORDS", "_SHORT_WORDS", "_SQUARED", "_STEPS_GROW",
+                                "_STEPS_SAME", "_TAKEN_BACK", "_UNSURE", "_WORDS", "_YES_WORD", "_kanji", "_norm",
+                                "_numbers", "_stem"},
+}  # fmt: skip
+
+
+def japanese_in_code() -> dict[str, set[str]]:
+    """Each module's top-level names holding a Japanese string that is not a docstring or a comment."""
+    import ast
+
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "harness").rglob("*.py")):
+        if path.name == "texts.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+        }  # fmt: skip
+        for top in tree.body:
+            if any(
+                isinstance(node, ast.Constant) and isinstance(node.value, str) and JAPANESE.search(node.value)
+                and id(node) not in docstrings
+                for node in ast.walk(top)
+            ):  # fmt: skip
+                target = top.targets[0] if isinstance(top, ast.Assign) else getattr(top, "target", None)
+                name = getattr(top, "name", None) or getattr(target, "id", None) or ast.unparse(top)[:60]
+                found.setdefault(str(path.relative_to(ROOT)), set()).add(name)
+    return found
+
+
+def test_no_message_is_written_in_code_only_the_rules_that_read_an_answer():
+    assert japanese_in_code() == NOT_MESSAGES
+
+
+def test_a_message_written_in_code_is_found(tmp_path, monkeypatch):
+    fake = tmp_path / "harness"
+    (fake / "exercises").mkdir(parents=True)
+    (fake / "exercises" / "level9.py").write_text(
+        '"""レベル9（docstring）"""\n# 日本語のコメント\n\n\ndef check():\n    return f"{1} 項目が未回答です"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert japanese_in_code() == {"harness/exercises/level9.py": {"check"}}

@@ -11,6 +11,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from .. import texts
 from ..crash import CrashPlan, SimulatedCrash
 from ..lab import read_text
 from ..loop import run_agent
@@ -70,13 +71,14 @@ class Verdict:
         self.problems.append("✗ " + message)
         self.lines.append("✗ " + message)
 
-    def unanswered(self, what: str, why: str = "未回答") -> None:
+    def unanswered(self, what: str, why: str | None = None) -> None:
         self.missing.append(what)
-        self.lines.append(f"… {what}: {why}")
+        said = texts.VERDICT_UNANSWERED if why is None else why
+        self.lines.append("… " + texts.VERDICT_ITEM.format(what=what, said=said))
 
     def skip(self, what: str) -> None:
         self.skipped.append(what)
-        self.lines.append(f"… {what}: まだ確かめていません（上の ✗ を直してから）")
+        self.lines.append("… " + texts.VERDICT_ITEM.format(what=what, said=texts.VERDICT_NOT_CHECKED))
 
     def grade(self, question: Question, given: object, truth: object, hint: str = "") -> None:
         """One answer against the truth: ✓, … (unanswered), or ✗ with a hint (and the answer only on request)."""
@@ -85,18 +87,20 @@ class Verdict:
             self.notes.append(note)
         value, problem = question.read(given)
         if problem:
-            self.fail(f"{question.what}: {problem}")
+            self.fail(texts.VERDICT_ITEM.format(what=question.what, said=problem))
         elif value is MISSING:
             self.unanswered(question.what)
         elif type(value) is type(truth) and value == truth:
-            self.ok(f"{question.what}: {show(given)}")
+            self.ok(texts.VERDICT_ITEM.format(what=question.what, said=show(given)))
         else:
-            message = f"{question.what}: あなたの答え={show(given)}"
-            if hint:
-                message += f" — {hint}"
-            if self.show_answers:
-                message += f"（正しくは {show(truth)}）"
-            self.fail(message)
+            form = {(True, True): "hint_answer", (True, False): "hint", (False, True): "answer"}.get(
+                (bool(hint), bool(self.show_answers)), "plain"
+            )
+            self.fail(
+                texts.VERDICT_WRONG[form].format(
+                    what=question.what, given=show(given), hint=hint, truth=show(truth)
+                )
+            )
 
     @property
     def passed(self) -> bool:
@@ -105,17 +109,19 @@ class Verdict:
     def report(self) -> str:
         total = self.right + len(self.problems) + len(self.missing) + len(self.skipped)
         if self.passed:
-            head = f"{self.title}: 合格（{total} 項目すべて正解）"
+            head = texts.VERDICT_PASSED.format(title=self.title, total=total)
         else:
-            counts = [f"正解 {self.right}", f"不正解 {len(self.problems)}", f"未回答 {len(self.missing)}"]
-            if self.skipped:
-                counts.append(f"未確認 {len(self.skipped)}")
-            head = f"{self.title}: 未完了（{total} 項目のうち {'、'.join(counts)}）"
+            head = texts.VERDICT_UNFINISHED["with_skipped" if self.skipped else "without_skipped"].format(
+                title=self.title,
+                total=total,
+                right=self.right,
+                wrong=len(self.problems),
+                missing=len(self.missing),
+                skipped=len(self.skipped),
+            )
         tail = []
         if self.problems and not self.show_answers and self.answers_call:
-            tail.append(
-                f"（答えを見るには {self.answers_call}。まずはヒントを手がかりに確かめてみてください）"
-            )
+            tail.append(texts.VERDICT_HOW_TO_SEE_ANSWERS.format(call=self.answers_call))
         return "\n".join([head, *self.lines, *self.notes, *tail])
 
     def __str__(self) -> str:
@@ -128,10 +134,7 @@ class Verdict:
 def internal_error(title: str, err: BaseException) -> Verdict:
     """A check that failed by itself still answers with a Verdict, never a traceback."""
     verdict = Verdict(title)
-    verdict.fail(
-        f"チェック自体が失敗しました（{type(err).__name__}: {no_paths(str(err))[:200]}）。あなたの答えのせいとは"
-        "限りません。もう一度実行し、直らなければ講師に知らせてください"
-    )
+    verdict.fail(texts.VERDICT_CHECK_FAILED.format(error=type(err).__name__, detail=no_paths(str(err))[:200]))
     return verdict
 
 

@@ -7,17 +7,17 @@ import inspect
 import re
 import unicodedata
 
+from .. import texts
 from ..lab import BRANCH_WORDS as LESSON_BRANCH_WORDS
 from ..lab import HEDGED, NOT_JA, as_bool, plain_answer
-from ..texts import JUDGE_READS_AS_MANY, RECONCILE_LINES
 
 # What a learner may answer (the same words the notebooks offer).
-PENDING_CALL = "このターンの呼び出し"
+PENDING_CALL = texts.ANSWER_WORDS["pending_call"]
 NULL = "null"
-HIT = "台帳ヒット、再利用"
-RERUN = "台帳ミス、再実行"
-IS_ERROR = "台帳ミス、is_error"
-NO_RECONCILE = "reconcile なし"
+HIT = texts.ANSWER_WORDS["hit"]
+RERUN = texts.ANSWER_WORDS["rerun"]
+IS_ERROR = texts.ANSWER_WORDS["is_error"]
+NO_RECONCILE = texts.ANSWER_WORDS["no_reconcile"]
 BRANCH_WORDS = {"hit": HIT, "rerun": RERUN, "unknown": IS_ERROR, None: NO_RECONCILE}
 NULL_SPELLINGS = ("null", "none", "nil", "ヌル")
 
@@ -132,17 +132,18 @@ class Question:
         """(canonical value, None), or (MISSING, None) when not answered, or (None, what is wrong with it): also
         when a reason in parentheses offers another choice with a hedge ("IS_ERROR（でも台帳ヒットかも）")."""
         if isinstance(given, str) and len(given) > ANSWER_LIMIT:
-            return (
-                None,
-                f"{show(given, 40)} は {len(given):,} 文字あります。{ANSWER_LIMIT:,} 文字以内で1つ答えてください",
+            return None, texts.ANSWER_TOO_LONG.format(
+                given=show(given, 40), length=len(given), limit=ANSWER_LIMIT
             )
         value, problem = self._read(given)
         if problem is None and value in self.words and isinstance(given, str):
             for reason in re.findall(r"[（(]([^（）()]*)[）)]", given):
                 other = self.phrased(reason) if HEDGED.search(reason.strip()) else None
                 if other is not None and other[0] not in (None, value):
-                    both = " と ".join(self.words.get(v, repr(v)) for v in (value, other[0]))
-                    return None, f"{show(given)} は {both} のあいだで迷っています。1つに決めて書いてください"
+                    both = texts.ANSWER_CHOICE_JOIN.join(
+                        self.words.get(v, repr(v)) for v in (value, other[0])
+                    )
+                    return None, texts.ANSWER_TORN.format(given=show(given), both=both)
         return value, problem
 
     def _read(self, given: object) -> tuple[object, str | None]:
@@ -174,11 +175,8 @@ class Question:
             if self.prefix:
                 named = self.named(text)
                 if len(named) > 1:
-                    both = " と ".join(self.words.get(v, repr(v)) for v in named)
-                    return (
-                        None,
-                        f"{show(given)} は {both} の{len(named)}つを挙げています。1つだけ選んでください",
-                    )
+                    both = texts.ANSWER_CHOICE_JOIN.join(self.words.get(v, repr(v)) for v in named)
+                    return None, texts.ANSWER_NAMES_MANY.format(given=show(given), both=both, n=len(named))
                 for alias, value in sorted(self.aliases.items(), key=lambda a: -len(a[0])):
                     rest = loose(word)[len(loose(alias)) :]
                     if loose(word).startswith(loose(alias)) and (
@@ -189,7 +187,7 @@ class Question:
             part = self.one_of(text, self.within(text))
             if part is not None:
                 return part
-        return None, f"{show(given)} は選択肢にありません（選べるのは {self.offer()}）"
+        return None, texts.ANSWER_NOT_A_CHOICE.format(given=show(given), offer=self.offer())
 
     def letter(self, text: str) -> tuple[object, str | None] | None:
         """A one-letter choice written first ("B", "Bです", "B — 理由", "B: ..."): that choice, unless a second
@@ -212,8 +210,8 @@ class Question:
         )
         other = second.group(1) if second else self.hedged_letter(folded, found.group(1))
         if other in letters and letters[other] != choice:
-            both = " と ".join(self.words.get(v, repr(v)) for v in (choice, letters[other]))
-            return None, f"{show(text)} は {both} の2つを挙げています。1つだけ選んでください"
+            both = texts.ANSWER_CHOICE_JOIN.join(self.words.get(v, repr(v)) for v in (choice, letters[other]))
+            return None, texts.ANSWER_NAMES_MANY.format(given=show(text), both=both, n=2)
         # a sentence about another choice that argues against it ("A は…と言うが、…") is not this choice's reason
         rest = "".join(
             part
@@ -223,9 +221,8 @@ class Question:
         for alias, value in [*self.aliases.items(), *((w, v) for v, ws in self.phrases.items() for w in ws)]:
             head = re.split(r"[。.]", alias)[0]
             if value != choice and len(head) >= 6 and loose(head) in loose(rest):
-                return (
-                    None,
-                    f"{show(text)} は {self.words.get(choice, choice)} を選んでいますが、理由は別の選択肢のものです",
+                return None, texts.ANSWER_REASON_OF_ANOTHER.format(
+                    given=show(text), choice=self.words.get(choice, choice)
                 )
         return choice, None
 
@@ -264,8 +261,8 @@ class Question:
         if len(hits) == 1:
             return hits.pop(), None
         if len(hits) > 1:
-            both = " と ".join(self.words.get(v, repr(v)) for v in self.words if v in hits)
-            return None, JUDGE_READS_AS_MANY.format(given=show(text), both=both, n=len(hits))
+            both = texts.ANSWER_CHOICE_JOIN.join(self.words.get(v, repr(v)) for v in self.words if v in hits)
+            return None, texts.JUDGE_READS_AS_MANY.format(given=show(text), both=both, n=len(hits))
         return None
 
     def within(self, text: str) -> set:
@@ -299,7 +296,8 @@ class Question:
 
     def offer(self) -> str:
         return " / ".join(
-            f"{name}（{word!r}）" if name != repr(word) else name for word, name in self.words.items()
+            texts.ANSWER_OFFER_WORD.format(name=name, word=repr(word)) if name != repr(word) else name
+            for word, name in self.words.items()
         )
 
 
@@ -324,13 +322,10 @@ def read_bool(given: object) -> tuple[object, str | None]:
         if said is not None:
             return said, None
     if given is None or (isinstance(given, str) and key(given) in NULL_SPELLINGS):
-        return None, f"{show(given)} ではなく True か False で答えてください"
+        return None, texts.ANSWER_BOOL_NOT_NULL.format(given=show(given))
     if isinstance(given, (int, float)) or (isinstance(given, str) and key(given) in ("0", "1")):
-        return (
-            None,
-            f"{show(given)} ではなく True か False で答えてください（0 / 1 ではなく、Python の True / False です）",
-        )
-    return None, f"{show(given)} は True / False ではありません。True か False（引用符なし）で答えてください"
+        return None, texts.ANSWER_BOOL_NOT_NUMBER.format(given=show(given))
+    return None, texts.ANSWER_BOOL_OTHER.format(given=show(given))
 
 
 def read_null(given: object) -> object:
@@ -345,7 +340,7 @@ def read_null(given: object) -> object:
 
 def branch_question(what: str) -> Question:
     """Which reconcile branch: the four offered words, the lesson's own log lines, None for no reconcile."""
-    aliases = {line: BRANCH_WORDS[b] for b, line in RECONCILE_LINES.items()}
+    aliases = {line: BRANCH_WORDS[b] for b, line in texts.RECONCILE_LINES.items()}
     aliases.update(
         {
             "hit": HIT,
@@ -413,11 +408,10 @@ def keys_problem(given: dict, valid: dict, where: str) -> tuple[dict, list[str]]
     for k, v in given.items():
         name = by_loose.get(loose(k)) if isinstance(k, (str, int)) else None
         if name is None:
-            problems.append(
-                f"{where} に知らないキー {show(k)} があります（使えるキー: {', '.join(repr(x) for x in valid)}）"
-            )
+            keys = ", ".join(repr(x) for x in valid)
+            problems.append(texts.ANSWER_UNKNOWN_KEY.format(where=where, key=show(k), keys=keys))
         elif name in found and not blank(found[name]) and not blank(v) and found[name] != v:
-            problems.append(f"{where} のキー {name!r} が2回（別の書き方で）あり、答えが食い違っています")
+            problems.append(texts.ANSWER_KEY_TWICE.format(where=where, key=repr(name)))
         elif name not in found or blank(found[name]):
             found[name] = v
     return found, problems
@@ -426,10 +420,7 @@ def keys_problem(given: dict, valid: dict, where: str) -> tuple[dict, list[str]]
 def unwrap(given: object, what: str) -> tuple[object, str | None]:
     """A value a trailing comma turned into a one-element tuple (`x = {...},`), unwrapped, with a note saying so."""
     if isinstance(given, tuple) and len(given) == 1:
-        return given[0], (
-            f"（{what} が1要素のタプルになっていたので（行末のカンマ）、中身 {show(given[0], 40)} で採点しました。"
-            "カンマを消してください）"
-        )
+        return given[0], texts.ANSWER_ONE_ELEMENT_TUPLE.format(what=what, content=show(given[0], 40))
     return given, None
 
 
@@ -440,14 +431,8 @@ def shape_problem(given: object, what: str) -> tuple[dict | None, str | None]:
     if blank(given):
         return None, None
     if isinstance(given, (tuple, list)) and len(given) == 1 and isinstance(given[0], dict):
-        return None, (
-            f"{what} が dict ではなく {type(given).__name__} になっています（{{...}} を [ ] で囲んでいませんか）。"
-            "dict（{...}）だけを書いてください"
-        )
-    return (
-        None,
-        f"{what} は dict（{{...}}）で書いてください（いまは {type(given).__name__}: {show(given, 60)}）",
-    )
+        return None, texts.ANSWER_DICT_IN_BRACKETS.format(what=what, type=type(given).__name__)
+    return None, texts.ANSWER_NOT_A_DICT.format(what=what, type=type(given).__name__, given=show(given, 60))
 
 
 def take_sheet(verdict, given: object, what: str, valid: dict) -> dict:
@@ -460,7 +445,7 @@ def take_sheet(verdict, given: object, what: str, valid: dict) -> dict:
     if problem:
         verdict.fail(problem)
     if given is MISSING:
-        verdict.notes.append(f"（{what} がまだありません。答えのセルを実行しましたか）")
+        verdict.notes.append(texts.ANSWER_SHEET_MISSING.format(what=what))
     found, problems = keys_problem(sheet or {}, valid, what)
     for p in problems:
         verdict.fail(p)

@@ -32,45 +32,14 @@ from . import Verdict, internal_error, no_paths
 from .answers import MISSING, show
 from .jail import OUTPUT_LIMIT, TIME_LIMIT_S, end_session, outside, snapshot, watched_folders
 
-TITLE = "レベル2 (c) 修正版 run_tool_uses"
-ORDER = (
-    "完了基準「正しい順序の提示」: まず execute_tool で本物の結果を得て、それが成功した後に初めて save_effect でその本物の"
-    "結果を台帳へ書き、それから tool_result を push する"
-)
-PAIRING = "完了基準「帰結の説明」: どの tool_use にも、その tool_use_id の tool_result がちょうど1つ対になる（API の要求）"
+TITLE = texts.FIX_TITLE
 API_KEYS = {"type", "tool_use_id", "content", "is_error"}
-GROUPS = {
-    "clean": "通常の実行: 3つのツールがそれぞれ1回ずつ実行され、台帳には本物の結果が tool_use_id ごとに記録された",
-    "kill_start": "各ツールが始まった瞬間に落として --resume: 台帳にまだレコードはなく、再開の判断もレッスン版と同じ",
-    "kill_after": "各ツールが返った直後（台帳の前）に落として --resume: 台帳にまだレコードはなく、再開もレッスン版と同じ",
-    "kill_torn": "台帳の書き込みの途中（半分だけの .tmp）で落として --resume: レッスン版と同じ結果",
-    "kill_recorded": "記録のあと地点Bの前に落として --resume: 台帳に本物の結果があり、再開は台帳ヒット",
-    "fail": "ツールが失敗したとき: 台帳には何も記録しない",
-    "ledger_fails": "write_report のあと台帳の書き込みが失敗したとき: 台帳に偽のレコードを残さず、ツールも繰り返さなかった",
-    "files": "古い effects.json.tmp が残っているとき、別のファイルシステムの作業フォルダ: レッスン版と同じ結果",
-    "long_notes": "1,000 文字を超えるメモ: 台帳と tool_result に結果が切られずに入った",
-    "two_blocks": "1つの応答に同じツールの tool_use が2つ（id は content の順に並んでいない）: content の順に実行して"
-    "記録し、それぞれの id の tool_result を返した",
-}
+GROUPS = texts.FIX_GROUPS
 
 
 def label(s: dict) -> str:
     kind, _, tool = s["key"].partition(":")
-    return {
-        "clean": "通常の実行（クラッシュなし）",
-        "kill_start": f"{tool} が始まった瞬間に落として --resume",
-        "kill_after": f"{tool} が返った直後（台帳に書く前）に落として --resume",
-        "kill_torn": f"{tool} の台帳の書き込みの途中（effects.json.tmp が半分）で落として --resume",
-        "kill_recorded": f"{tool} の記録のあと、地点Bの前に落として --resume",
-        "fail": f"{tool} が失敗する（ToolError）",
-        "ledger_fails": "write_report のあと台帳の書き込みが失敗する（ディスクがいっぱい）",
-        "write_then_read": "1つの応答に write_report → read_notes（書いてから読み返す、id は toolu_w2, toolu_r1 の順）",
-        "two_blocks_kill": "1つの応答に tool_use が2つ、2つ目が始まった瞬間に落とす",
-        "stale_tmp": "前の実行の effects.json.tmp が残った作業フォルダで実行",
-        "long_notes": "1,000 文字を超えるメモで実行",
-        "two_blocks": "1つの応答に read_notes の tool_use が2つ（id は toolu_zz9, toolu_aa1 の順）",
-        "other_fs": "作業フォルダがシステムの一時フォルダとは別のファイルシステムにある",
-    }[kind]
+    return texts.FIX_SITUATIONS[kind].format(tool=tool)
 
 
 # -- what the runner is given: the answer cell's source, never the warmed kernel ---------------------------------------
@@ -89,7 +58,7 @@ def source_of(fn) -> tuple[str | None, str | None, str | None]:
             None,
         )  # an object with __call__ in a cell
     if code is None:
-        return None, None, "run_tool_uses を def で書いた関数にしてください（いまは関数のソースを読めません）"
+        return None, None, texts.FIX_NO_SOURCE
     cell = linecache.getlines(code.co_filename)
     if cell and not os.path.exists(
         code.co_filename
@@ -98,7 +67,7 @@ def source_of(fn) -> tuple[str | None, str | None, str | None]:
     try:
         return module_source(fn), fn.__name__, None
     except (OSError, TypeError, SyntaxError):
-        return None, None, "関数のソースを読めません。def で1つのセルに書いてください"
+        return None, None, texts.FIX_SOURCE_UNREADABLE
 
 
 def module_source(fn) -> str:
@@ -207,12 +176,10 @@ def run_both(source: str, name: str | None, time_limit: float) -> dict:
 def check_fix(run_tool_uses, time_limit: float = TIME_LIMIT_S, show_answers: bool = False):
     verdict = Verdict(TITLE, show_answers, "check_level2_fix(show_answers=True)")
     if run_tool_uses is Ellipsis or run_tool_uses is None or run_tool_uses is MISSING:
-        verdict.unanswered(
-            "修正版 run_tool_uses", "まだ関数が定義されていません（答えのセルを実行しましたか）"
-        )
+        verdict.unanswered(texts.FIX_WHAT, texts.FIX_UNANSWERED["not_defined"])
         return verdict
     if os.environ.get("HARNESS_FIX_RUNNER"):  # called from inside an answer cell the check is running
-        verdict.notes.append("（チェックの中では、チェックを実行しません）")
+        verdict.notes.append(texts.FIX_INSIDE_A_CHECK)
         return verdict
     problem = shape(run_tool_uses)
     source, name, why = source_of(run_tool_uses) if not problem else (None, None, None)
@@ -220,10 +187,7 @@ def check_fix(run_tool_uses, time_limit: float = TIME_LIMIT_S, show_answers: boo
     if problem or why or reach:
         verdict.fail(problem or why or texts.JUDGE_REACHES.format(names=", ".join(reach)))
         return verdict
-    verdict.notes.append(
-        f"（チェックは答えのセルだけを新しい Python で実行し、状況ごとに別のプロセスで関数を走らせます。1回ごとに "
-        f"{time_limit:g} 秒で打ち切り、関数が始めたプロセスはすべて終わらせます）"
-    )
+    verdict.notes.append(texts.FIX_HOW_IT_RUNS.format(seconds=time_limit))
     try:
         before = snapshot(watched_folders())
         found = run_both(source, name, time_limit)
@@ -234,7 +198,7 @@ def check_fix(run_tool_uses, time_limit: float = TIME_LIMIT_S, show_answers: boo
     if show_answers and verdict.problems:
         from ..loop import run_tool_uses as lesson
 
-        verdict.notes.append("（レッスン「副作用台帳」の run_tool_uses です。見比べてください）")
+        verdict.notes.append(texts.FIX_LESSON_SHOWN)
         verdict.notes.extend("    " + line for line in inspect.getsource(lesson).splitlines())
     return verdict
 
@@ -282,19 +246,17 @@ def reaches_into_the_check(source: str) -> list[str]:
 
 def shape(fn) -> str | None:
     if isinstance(fn, str):
-        return None if "def " in fn else f"run_tool_uses が関数ではありません（{show(fn, 60)}）"
+        return None if "def " in fn else texts.FIX_NOT_A_FUNCTION.format(value=show(fn, 60))
     if not callable(fn):
-        return f"run_tool_uses が関数ではありません（{show(fn, 60)}）"
+        return texts.FIX_NOT_A_FUNCTION.format(value=show(fn, 60))
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
-        return "run_tool_uses が async def です。Python 版のループは await しないので、def で書いてください"
+        return texts.FIX_ASYNC
     if inspect.isgeneratorfunction(fn):
-        return "run_tool_uses の中に yield があります。results のリストを return してください"
+        return texts.FIX_YIELDS
     try:
         inspect.signature(fn).bind(object(), [])
     except TypeError:
-        return (
-            f"run_tool_uses は (run, content) の2つの引数で呼ばれます（いまの引数: {inspect.signature(fn)}）"
-        )
+        return texts.FIX_ARGUMENTS.format(signature=str(inspect.signature(fn)))
     except ValueError:
         pass
     return None
@@ -308,20 +270,17 @@ def judge(verdict: Verdict, found: dict, time_limit: float) -> None:
         raise RuntimeError(f"runner ended with {found['runner_failed']}")
     if "load_error" in found:
         e = found["load_error"]
-        verdict.fail(
-            f"答えのセルを新しい Python で実行できませんでした（{error_text(e)}）。関数が使うものは同じセルで"
-            "定義するか import してください"
-        )
+        verdict.fail(texts.FIX_CELL_FAILED.format(error=error_text(e)))
         return
     if "load_timeout" in found:
         verdict.fail(texts.JUDGE_CELL_ENDLESS.format(seconds=found["load_timeout"]))
         return
     if found.get("no_function"):
-        verdict.unanswered("修正版 run_tool_uses", "答えのセルに関数がありません")
+        verdict.unanswered(texts.FIX_WHAT, texts.FIX_UNANSWERED["no_function"])
         return
     first = found["situations"][0]["learner"][0]
     if (first.get("error") or {}).get("type") == "NotImplementedError":
-        verdict.unanswered("修正版 run_tool_uses", "まだ書かれていません（NotImplementedError）")
+        verdict.unanswered(texts.FIX_WHAT, texts.FIX_UNANSWERED["not_written"])
         return
     changed = next(
         (step["tampered"] for s in found["situations"] for step in s["learner"] if step.get("tampered")), None
@@ -340,41 +299,43 @@ def judge(verdict: Verdict, found: dict, time_limit: float) -> None:
                 verdict.notes.append(note)
         if problem:
             failed_groups.add(s["group"])
-            verdict.fail(f"{label(s)}: {problem}")
+            verdict.fail(texts.FIX_SITUATION_PROBLEM.format(situation=label(s), problem=problem))
             show_output(verdict, s["learner"])
             break  # the first difference is the one to fix; the rest would repeat it
         passed.setdefault(s["group"], True)
     leftovers = sum(step.get("leftovers", 0) for s in found["situations"] for step in s["learner"])
     if leftovers:
-        verdict.fail(
-            f"あなたの関数が始めたプロセスが、関数が終わったあとも {leftovers} 個動き続けていたので、チェックが終わらせました。"
-            "run_tool_uses はツールを実行して結果を返すだけにし、後ろで動くプロセスを残さないでください"
-        )
+        verdict.fail(texts.FIX_LEFTOVERS.format(count=leftovers))
     for group, text in GROUPS.items():
         if group in failed_groups:
             continue
         if group in passed:
             verdict.ok(text)
         elif failed_groups:
-            verdict.skip(text.split(":")[0])
+            verdict.skip(texts.FIX_GROUP_NAMES[group])
 
 
 def show_output(verdict: Verdict, steps: list[dict]) -> None:
     for step in steps:
         if step.get("output"):
-            cut = "、最初の部分" if step.get("output_total", 0) > OUTPUT_LIMIT else ""
-            verdict.notes.append(
-                f"（この実行であなたの関数が出力した内容（{step['output_total']:,} バイト{cut}）:"
-            )
+            cut = "cut" if step.get("output_total", 0) > OUTPUT_LIMIT else "whole"
+            verdict.notes.append(texts.FIX_OUTPUT_SHOWN[cut].format(size=step["output_total"]))
             verdict.notes.extend("    " + line for line in step["output"].splitlines())
 
 
 def error_text(e: dict) -> str:
-    text = f"{e['type']}: {e['message']}" if e.get("message") else e["type"]
+    where = e.get("where") or {}
     if e.get("where") and e["where"].get("code"):
-        text += f"（あなたのセルの {e['where']['line']} 行目: {e['where']['code']}）"
+        form = "code"
     elif e.get("where"):
-        text += f"（あなたのセルの {e['where']['line']} 行目）"
+        form = "line"
+    else:
+        form = "bare"
+    if e.get("message"):
+        form = "message" if form == "bare" else f"message_{form}"
+    text = texts.FIX_ERROR[form].format(
+        type=e["type"], message=e.get("message"), line=where.get("line"), code=where.get("code")
+    )
     return no_paths(text)
 
 
@@ -383,36 +344,27 @@ def results_problem(learner: list, lesson: list, pairing_only: bool = False) -> 
     compared when pairing_only: what a call beyond the criterion told the model is a 💡 note, not ✗)."""
     for mine, theirs in zip(learner, lesson):
         if not isinstance(mine, list):
-            return f"run_tool_uses が tool_result のリストではなく {show(mine, 60)} を返しました。{PAIRING}"
+            return texts.FIX_NOT_A_LIST.format(value=show(mine, 60))
         for block in mine:
             extra = sorted(set(block) - API_KEYS) if isinstance(block, dict) else None
             if extra is None or block.get("type") != "tool_result":
-                return f"返したリストに tool_result ではないもの {show(block, 80)} があります。{PAIRING}"
+                return texts.FIX_NOT_A_TOOL_RESULT.format(value=show(block, 80))
             if extra:
-                return (
-                    f"tool_result に API にないキー {extra} があります（本物の API はこれを 400 で拒否します）。"
-                    f"使えるのは type, tool_use_id, content, is_error だけです"
-                )
+                return texts.FIX_EXTRA_KEYS.format(keys=extra)
         ids = [b.get("tool_use_id") for b in mine]
         want = [b["tool_use_id"] for b in theirs]
         if ids != want:
-            return (
-                f"tool_result の tool_use_id が {ids} の順でした（応答の tool_use は {want} の順）。{PAIRING}"
-            )
+            return texts.FIX_IDS_ORDER.format(ids=ids, wanted=want)
         for a, b in zip(mine, theirs):
             if pairing_only:
                 break
             if a.get("is_error") and not b.get("is_error"):
-                return (
-                    f"{a.get('tool_use_id')} のツールは実際に実行されたのに、tool_result を is_error で返しました。"
-                    f"モデルは失敗と受け取り、新しい呼び出しで副作用を繰り返します。{ORDER}"
-                )
+                return texts.FIX_RAN_BUT_IS_ERROR.format(id=a.get("tool_use_id"))
             if not b.get("is_error") and (
                 a.get("is_error") or comparable(text_of(a.get("content"))) != comparable(b.get("content"))
             ):
-                return (
-                    f"{a.get('tool_use_id')} の tool_result の content がツールの本物の結果と違います"
-                    f"（{show(a.get('content'), 80)}）。{ORDER}"
+                return texts.FIX_CONTENT_DIFFERS.format(
+                    id=a.get("tool_use_id"), value=show(a.get("content"), 80)
                 )
     return None
 
@@ -449,9 +401,10 @@ def text_of(content: object) -> object:
 
 def ledger_text(ledger: dict) -> str:
     if not ledger:
-        return "空（レコードなし）"
-    return "、".join(
-        f"{k}（result={show(v.get('result') if isinstance(v, dict) else v, 24)}）" for k, v in ledger.items()
+        return texts.FIX_LEDGER_EMPTY
+    return texts.LIST_JOIN.join(
+        texts.FIX_LEDGER_RECORD.format(id=k, result=show(v.get("result") if isinstance(v, dict) else v, 24))
+        for k, v in ledger.items()
     )
 
 
@@ -460,29 +413,20 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
     notes: list[str] = []
     kind = s["key"].partition(":")[0]
     for i, (mine, theirs) in enumerate(zip(s["learner"], s["lesson"] + [{}])):
-        when = "--resume が " if i else ""
+        when = "resume" if i else "run"
         if mine.get("timed_out"):
-            return (
-                f"{when}{time_limit:g} 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました",
-                notes,
-            )
+            return texts.FIX_TIMED_OUT[when].format(seconds=time_limit), notes
         if mine.get("died"):
-            return (
-                f"{when}実行中にプロセスが終わってしまいました（{mine['died']}）。sys.exit や os._exit を呼んでいませんか",
-                notes,
-            )
+            return texts.FIX_DIED[when].format(how=mine["died"]), notes
         if not theirs:
             break
         error = mine.get("error")
         if kind == "fail" and error and error["type"] == "ToolError":
-            notes.append(
-                "💡 ツールが失敗したとき、ToolError が run_tool_uses の外まで出てタスクが止まりました。完了基準の外ですが、"
-                "レッスンの runToolUses のように catch して is_error の tool_result で返すと、モデルが対処できます"
-            )
+            notes.append(texts.FIX_TOOL_ERROR_ESCAPED)
             error = None
             if s["fail"] in (mine.get("ledger") or {}):
                 return (
-                    f"失敗した {s['fail']} を台帳に記録しています（{ledger_text(mine['ledger'])}）。{ORDER}",
+                    texts.FIX_FAILED_RECORDED.format(tool=s["fail"], ledger=ledger_text(mine["ledger"])),
                     notes,
                 )
             break
@@ -494,39 +438,18 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
             if problem:
                 return problem, notes
         if kind == "ledger_fails" and error and error["type"] in ("OSError", "HarnessError"):
-            notes.append(
-                "💡 台帳の書き込みが失敗したとき、例外が run_tool_uses の外まで出てタスクが止まりました。完了基準の外ですが、"
-                "副作用はもう起きているので、レッスンのように本物の結果を返してアラートを上げると、再開で重複しません"
-            )
+            notes.append(texts.FIX_LEDGER_ERROR_ESCAPED)
             break
         if error and not theirs.get("error"):
             if error["type"] == "APIError":
-                return f"モデル（API）が会話を拒否しました（{error['message'][:120]}）。{PAIRING}", notes
-            return f"{when}エラーになりました: {error_text(error)}", notes
+                return texts.FIX_API_REFUSED.format(message=error["message"][:120]), notes
+            return texts.FIX_ERROR_RAISED[when].format(error=error_text(error)), notes
         if theirs.get("killed") and not mine.get("killed"):
-            return (
-                (
-                    "チェックはここでツールの実行（execute_tool）か台帳の書き込み（save_effect）の瞬間に落とすはずでしたが、"
-                    "その瞬間が来ませんでした。ツールは execute_tool(run, block) で実行し、台帳へは save_effect で書いてください"
-                    f"（この演習は2つの順序を直すものです）。{ORDER}"
-                ),
-                notes,
-            )
+            return texts.FIX_NO_KILL_MOMENT, notes
         if i == 0 and kind == "clean" and mine.get("saves") == 0:
-            return (
-                (
-                    "save_effect を一度も呼んでいません（台帳を自分で書いているか、書いていません）。台帳へは save_effect で"
-                    f"書いてください（この演習は execute_tool と save_effect の順序を直すものです）。{ORDER}"
-                ),
-                notes,
-            )
+            return texts.FIX_NO_SAVE_EFFECT, notes
         if mine.get("overlap") and not theirs.get("overlap"):
-            return (
-                "2つのツールが同時に（並行して）実行されました。レッスンの runToolUses は tool_use ブロックを1つずつ順に"
-                "実行します（save_effect の「読む→1件足す→書き戻す」が同時に走ると、互いの記録を消します）。"
-                + ORDER,
-                notes,
-            )
+            return texts.FIX_OVERLAP, notes
         # The ledger write itself failing is beyond the lesson's criterion: only the ledger and the runs (the
         # criterion's own concerns, below) can be ✗ there; what the model was told and said next is a 💡 note.
         beyond = kind == "ledger_fails"
@@ -536,34 +459,22 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
             mine.get("assistant") != theirs.get("assistant")
             or mine.get("content_after") != theirs.get("content_after")
         ):
-            return (
-                (
-                    "checkpoint.json の assistant のメッセージ（モデルの応答）が、レッスン版と違います。run_tool_uses が"
-                    "受け取った content を書き換えていませんか。content はすでに messages に入っているモデルの応答です: "
-                    f"読むだけにして、結果は新しい tool_result のリストで返します。{PAIRING}"
-                ),
-                notes,
-            )
+            return texts.FIX_CONTENT_CHANGED, notes
         if mine.get("runs") != theirs.get("runs"):
-            return (
-                f"{when}ツールの実行（tool-runs.log）が {mine.get('runs')} でした（レッスン版では {theirs.get('runs')}）。"
-                + ("execute_tool を通さずにツールを実行していませんか。" if not mine.get("runs") else "")
-                + ORDER,
-                notes,
-            )
+            runs = when if mine.get("runs") else f"{when}_none"
+            return texts.FIX_RUNS_DIFFER[runs].format(runs=mine.get("runs"), lesson=theirs.get("runs")), notes
         if same_ledger(mine.get("ledger"), theirs.get("ledger")) is False:
+            moment = f"{when}_killed" if mine.get("killed") else f"{when}_ended"
             return (
-                f"{when}{'終わったあと' if not mine.get('killed') else '落ちた瞬間'}の effects.json が "
-                f"{ledger_text(mine.get('ledger') or {})} でした（レッスン版では {ledger_text(theirs.get('ledger') or {})}）。"
-                + ORDER,
+                texts.FIX_LEDGER_DIFFERS[moment].format(
+                    ledger=ledger_text(mine.get("ledger") or {}),
+                    lesson=ledger_text(theirs.get("ledger") or {}),
+                ),
                 notes,
             )
         if mine.get("files") != theirs.get("files"):
             extra = sorted(set(mine.get("files") or []) - set(theirs.get("files") or []))
-            return (
-                f"{when}作業フォルダに余分なファイル {extra} が残りました（レッスン版では残りません）。{ORDER}",
-                notes,
-            )
+            return texts.FIX_EXTRA_FILES[when].format(files=extra), notes
         if not mine.get("killed"):
             problem = results_problem(mine.get("results") or [], theirs.get("results") or [], beyond)
             if problem:
@@ -572,13 +483,14 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                 continue
             if mine.get("branches") != theirs.get("branches"):
                 took = [RECONCILE_LINES.get(b, b) for b in mine.get("branches") or []]
-                return (
-                    f"--resume の reconcile が {took or 'なし'} でした（レッスン版と違います）。{ORDER}",
-                    notes,
-                )
+                if not took:
+                    return texts.FIX_RECONCILE_DIFFERS["none"], notes
+                return texts.FIX_RECONCILE_DIFFERS["took"].format(branches=took), notes
             if mine.get("final") != theirs.get("final"):
                 return (
-                    f"{when}締めくくりが {show(mine.get('final'), 80)} でした（レッスン版は {show(theirs.get('final'), 80)}）",
+                    texts.FIX_FINAL_DIFFERS[when].format(
+                        final=show(mine.get("final"), 80), lesson=show(theirs.get("final"), 80)
+                    ),
                     notes,
                 )
     return None, notes

@@ -70,16 +70,20 @@ def snapshot(folders: list[Path]) -> dict:
     return seen
 
 
-def outside_changes(before: dict, after: dict) -> list[str]:
-    """What changed between two snapshots (a notebook saving itself is not a change): '削除 path' and the like."""
-    found = [f"削除: {p}" for p in before if p not in after]
-    found += [f"作成: {p}" for p in after if p not in before]
-    found += [
-        f"変更: {p}"
+def outside_changes(before: dict, after: dict) -> tuple[list[str], list[str]]:
+    """What changed between two snapshots (a notebook saving itself is not a change), as the check lists it: the
+    deleted paths, then the created or changed ones, each sorted."""
+    from .. import texts
+
+    words = texts.FIX_OUTSIDE_CHANGES
+    deleted = [words["deleted"].format(path=p) for p in before if p not in after]
+    written = [words["created"].format(path=p) for p in after if p not in before]
+    written += [
+        words["changed"].format(path=p)
         for p, v in after.items()
         if p in before and before[p] != v and not p.endswith(".ipynb") and not v[0]
     ]
-    return sorted(found)
+    return sorted(deleted), sorted(written)
 
 
 def outside(verdict, before: dict) -> None:
@@ -87,14 +91,14 @@ def outside(verdict, before: dict) -> None:
     create, and a judge never blesses code that does)."""
     from .. import texts
 
-    changed = outside_changes(before, snapshot(watched_folders()))
-    deleted = [c for c in changed if c.startswith("削除")]
-    written = [c for c in changed if not c.startswith("削除")]
+    deleted, written = outside_changes(before, snapshot(watched_folders()))
     if deleted:  # nothing but the learner's code deletes there while a check runs
-        verdict.fail(texts.JUDGE_OUTSIDE_DELETED.format(count=len(deleted), first="、".join(deleted[:3])))
+        verdict.fail(
+            texts.JUDGE_OUTSIDE_DELETED.format(count=len(deleted), first=texts.LIST_JOIN.join(deleted[:3]))
+        )
     if written:  # an editor saving a file is a write too: said, never held against the answer
         verdict.notes.append(
-            texts.JUDGE_OUTSIDE_WRITTEN.format(count=len(written), first="、".join(written[:3]))
+            texts.JUDGE_OUTSIDE_WRITTEN.format(count=len(written), first=texts.LIST_JOIN.join(written[:3]))
         )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .. import texts
 from ..lab import summary
 from ..vocab import CHECKPOINT_FILE, EFFECTS_FILE, MOMENT_NAMES, MOMENTS, TOOL_LOG_FILE
 from . import Verdict, crash_and_resume, crash_then_look, internal_error, no_paths, scratch_dir
@@ -26,26 +27,20 @@ from .answers import (
     take_sheet,
 )
 
-TITLE = "レベル1"
+TITLE = texts.LEVEL1_TITLE
 # The tools the answer sheet asks about (read-only and side-effecting), and every tool look() can show.
 TOOLS = {"read_notes": (1, "toolu_01"), "write_report": (3, "toolu_03")}
 LOOK_TOOLS = {"read_notes": (1, "toolu_01"), "count_words": (2, "toolu_02"), "write_report": (3, "toolu_03")}
 QUESTIONS = {
-    "pendingToolUse": "checkpoint.json の pendingToolUse",
-    "ledger_entry": "effects.json にこの呼び出しのレコード",
-    "reconcile": "--resume での reconcile の分岐",
+    "pendingToolUse": texts.LEVEL1_QUESTIONS["pendingToolUse"],
+    "ledger_entry": texts.LEVEL1_QUESTIONS["ledger_entry"],
+    "reconcile": texts.LEVEL1_QUESTIONS["reconcile"],
 }
-SAME_DISK = "write_report で ① と ② の checkpoint.json と effects.json は同じか"
-SAME_RECOVERY = "write_report で ① と ② の再開の振る舞い（reconcile の分岐）は同じか"
-INSIGHT = "① と ② が同じに見えることが意味するのは"
+SAME_DISK = texts.LEVEL1_SAME_DISK
+SAME_RECOVERY = texts.LEVEL1_SAME_RECOVERY
+INSIGHT = texts.LEVEL1_INSIGHT
 # The lesson's completion criterion, "the code cannot tell ① from ②", as a choice (the notebook lists them).
-INSIGHT_CHOICES = {
-    "A": "② ではツールはまだ走っていない。だから再開でもう一度実行すればよい",
-    "B": "コードには ① と ② の区別がつかない。② では副作用がすでに起きているかもしれないので、"
-    "副作用のあるツールは推測せず is_error で正直に返すしかない",
-    "C": "② では台帳ヒットになるので、記録された結果を再利用すればよい",
-    "D": "① と ② では checkpoint.json が違うので、再開はどちらの瞬間かを見分けて別の分岐に入れる",
-}
+INSIGHT_CHOICES = {letter: texts.LEVEL1_INSIGHT_CHOICES[letter] for letter in ("A", "B", "C", "D")}
 # Each choice's key clause, so a choice answered in its own words (not the letter) reads as that choice.
 INSIGHT_PHRASES = {
     "A": ("もう一度実行すればよい", "再実行すればよい", "実行すればよい", "まだ走っていない"),
@@ -122,29 +117,35 @@ def look(moment: object = None, tool: object = None) -> None:
         m, t = _moment(tool), _tool(moment)
     if m is None or t is None:
         if moment is not None or tool is not None:
-            wrong = [f"瞬間 {show(moment)}"] if m is None and moment is not None else []
-            wrong += [f"ツール {show(tool)}"] if t is None and tool is not None else []
-            missing = [w for w, v in (("瞬間", moment), ("ツール", tool)) if v is None]
+            wrong = {(True, True): "both", (True, False): "moment", (False, True): "tool"}.get(
+                (m is None and moment is not None, t is None and tool is not None)
+            )
             if wrong:
-                print(f"{' と '.join(wrong)} は選べません。")
-            if missing:
-                print(f"{'と'.join(missing)}も指定してください。")
-        print("使い方: look(瞬間, ツール)  例: look('②', 'write_report')")
-        print(
-            "  瞬間: " + "、".join(f"{m!r}（{MOMENT_NAMES[m]}）" for m in MOMENTS) + "。1, 2, 3 でも書けます"
+                print(texts.LEVEL1_LOOK_WRONG[wrong].format(moment=show(moment), tool=show(tool)))
+            # only one of the two can be missing here: the other was given
+            if moment is None:
+                print(texts.LEVEL1_LOOK_MISSING["moment"])
+            if tool is None:
+                print(texts.LEVEL1_LOOK_MISSING["tool"])
+        print(texts.LEVEL1_LOOK_USAGE)
+        moments = (
+            texts.LEVEL1_LOOK_MOMENT.format(moment=repr(m), moment_name=MOMENT_NAMES[m]) for m in MOMENTS
         )
-        print(
-            "  ツール: " + "、".join(f"{name!r}（{turn} ターン目）" for name, (turn, _) in LOOK_TOOLS.items())
+        print(texts.LEVEL1_LOOK_MOMENTS.format(moments=texts.LIST_JOIN.join(moments)))
+        tools = (
+            texts.LEVEL1_LOOK_TOOL.format(tool=repr(name), turn=turn)
+            for name, (turn, _) in LOOK_TOOLS.items()
         )
+        print(texts.LEVEL1_LOOK_TOOLS.format(tools=texts.LIST_JOIN.join(tools)))
         return
     turn, _ = LOOK_TOOLS[t]
     try:
         with scratch_dir() as tmp:
             crash_then_look(Path(tmp), f"{MOMENTS[m]}:{turn}")
-            print(f"{m}（{MOMENT_NAMES[m]}）で {t} のターン（{turn} ターン目）に落ちた直後のディスク:")
+            print(texts.LEVEL1_LOOK_HEADING.format(moment=m, moment_name=MOMENT_NAMES[m], tool=t, turn=turn))
             print(summary(Path(tmp)))
     except Exception as err:  # noqa: BLE001 (never a traceback in the learner's notebook)
-        print(f"表示できませんでした（{type(err).__name__}: {no_paths(str(err))}）。もう一度実行してください")
+        print(texts.LEVEL1_LOOK_FAILED.format(error=type(err).__name__, detail=no_paths(str(err))))
 
 
 def check_level1(
@@ -172,28 +173,26 @@ def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
         for t, (_, tool_use_id) in TOOLS.items():
             cell = _sub(verdict, row.get(t, MISSING), QUESTIONS, f"answers[{m!r}][{t!r}]")
             seen = truth[(m, t)]
-            where = f"{m}（{MOMENT_NAMES[m]}）{t}"
-            look_at = f"look({m!r}, {t!r}) でディスクを見られます"
+            what = {
+                q: texts.LEVEL1_WHAT.format(moment=m, moment_name=MOMENT_NAMES[m], tool=t, question=label)
+                for q, label in QUESTIONS.items()
+            }
+            look_at = texts.LEVEL1_LOOK_AT.format(moment=repr(m), tool=repr(t))
             questions = {
                 "pendingToolUse": (
-                    Question(f"{where}: {QUESTIONS['pendingToolUse']}", "word",
+                    Question(what["pendingToolUse"], "word",
                              {PENDING_CALL: "PENDING_CALL", NULL: "NULL"}, pending_aliases(t)),
-                    "ディスクでは: checkpoint.json の messages に "
-                    + (f"{tool_use_id} の tool_result がすでに入っています" if seen["result_in_messages"]
-                       else f"{tool_use_id} の tool_result はまだありません")
-                    + "。見直す: 地点Aと地点Bがそれぞれ pendingToolUse に何を保存するか（レッスン「地点Aと地点B」）。"
-                    + look_at,
+                    texts.LEVEL1_HINT_PENDING["in_messages" if seen["result_in_messages"] else "not_in_messages"]
+                    .format(id=tool_use_id, look_at=look_at),
                 ),
                 "ledger_entry": (
-                    Question(f"{where}: {QUESTIONS['ledger_entry']}", "bool"),
-                    f"ディスクでは: tool-runs.log で {t} は{'実行済み' if seen['tool_ran'] else 'まだ実行されていません'}。"
-                    "見直す: 台帳に書くのはいつか、実行が先・記録が後（レッスン「副作用台帳」）。" + look_at,
+                    Question(what["ledger_entry"], "bool"),
+                    texts.LEVEL1_HINT_LEDGER["ran" if seen["tool_ran"] else "not_ran"].format(tool=t, look_at=look_at),
                 ),
                 "reconcile": (
-                    branch_question(f"{where}: {QUESTIONS['reconcile']}"),
-                    (f"ディスクでは: --resume のあと {t} の実行は tool-runs.log で合計 {seen['runs_after']} 回、"
-                     f"report.txt は{'あり' if seen['report_after'] else 'なし'}。見直す: reconcile は pendingToolUse、"
-                     "台帳、READ_ONLY の順に調べる（レッスン「reconcile」の3分岐）"),
+                    branch_question(what["reconcile"]),
+                    texts.LEVEL1_HINT_RECONCILE.format(tool=t, runs=seen["runs_after"],
+                                                       report=_present(seen["report_after"])),
                 ),
             }  # fmt: skip
             questions["pendingToolUse"][0].phrases = pending_phrases(t)
@@ -209,14 +208,13 @@ def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
         Question(SAME_DISK, "bool"),
         top.get("same_disk_1_2", MISSING),
         same_disk,
-        "ディスクでは: ① と ② の2つのファイルをバイト単位で比べました。見直す: ② で走ったツールの結果は、"
-        "このときどちらかのファイルに書かれているか。look('①', 'write_report') と look('②', 'write_report') を比べてください",
+        texts.LEVEL1_HINT_SAME_DISK,
     )
     verdict.grade(
         Question(SAME_RECOVERY, "bool"),
         top.get("same_recovery_1_2", MISSING),
         same_recovery,
-        "見直す: reconcile が判断に使うのは checkpoint.json と effects.json だけです（tool-runs.log や report.txt は見ない）",
+        texts.LEVEL1_HINT_SAME_RECOVERY,
     )
     if same_disk and same_recovery and two["tool_ran"] and not one["tool_ran"]:
         insight = "B"
@@ -235,18 +233,20 @@ def _check(answers: object, meaning: object, show_answers: bool) -> Verdict:
         ),
         top.get("insight_1_2", MISSING),
         insight,
-        "ディスクでは: tool-runs.log に write_report は ① で"
-        f"{'あり' if one['tool_ran'] else 'なし'}、② で{'あり' if two['tool_ran'] else 'なし'}。"
-        "見直す: コードはそれを checkpoint.json と effects.json から知りうるか",
+        texts.LEVEL1_HINT_INSIGHT.format(one=_present(one["tool_ran"]), two=_present(two["tool_ran"])),
     )
+    # "ここに書く" is the notebook's placeholder in the meaning cell (a reading rule, not a message)
     if not isinstance(meaning, str) or not meaning.strip() or "ここに書く" in meaning:
-        verdict.notes.append(
-            "（自由記述 meaning は採点しません。書いたら、解答例 solutions/level1_crash_moments.ipynb と見比べてください）"
-        )
+        verdict.notes.append(texts.LEVEL1_MEANING_NOT_GRADED)
     return verdict
 
 
-OTHER_CALL = "別のターンの呼び出し"
+def _present(there: object) -> str:
+    """Whether something is there, in the hints' words."""
+    return texts.LEVEL1_PRESENT if there else texts.LEVEL1_ABSENT
+
+
+OTHER_CALL = texts.LEVEL1_OTHER_CALL
 
 
 def pending_aliases(tool: str) -> dict:
@@ -299,9 +299,7 @@ def pending_phrases(tool: str) -> dict:
 def _pending_as_word(verdict: Verdict, given: object, what: str) -> object:
     """pendingToolUse answered with the object itself ({"id", "name", "input"}): read as that call, with a note."""
     if isinstance(given, dict) and isinstance(given.get("id", given.get("name")), str):
-        verdict.notes.append(
-            f"（{what}: pendingToolUse の中身 {show(given, 60)} で答えたので、その呼び出しとして読みました）"
-        )
+        verdict.notes.append(texts.LEVEL1_PENDING_AS_CALL.format(what=what, call=show(given, 60)))
         return given.get("id", given.get("name"))
     return given
 

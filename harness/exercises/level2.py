@@ -36,7 +36,7 @@ from .jail import SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S
 from .repro import TITLE as REPRO_TITLE
 from .repro import check_repro, show_repro_runs
 
-DIAGNOSIS_TITLE = "レベル2 (a)(b) 診断"
+DIAGNOSIS_TITLE = texts.LEVEL2_DIAGNOSIS_TITLE
 
 
 def run_tool_uses_prod(run, content):
@@ -101,7 +101,7 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
     runs_after = seen["runs_after"]
     ran = any(r.startswith("write_report") for r in runs_after)
     first = Question(
-        "run_tool_uses_prod で先に呼ばれるのは",
+        texts.LEVEL2_WHAT["first_call"],
         "word",
         {"save_effect": "'save_effect'", "execute_tool": "'execute_tool'"},
         {
@@ -117,55 +117,44 @@ def _diagnosis(diagnosis: object, show_answers: bool) -> Verdict:
         first,
         given.get("first_call", MISSING),
         "save_effect" if recorded else "execute_tool",
-        f"ディスクでは: write_report が始まった瞬間の effects.json に toolu_03 が{'ありました' if recorded else 'ありませんでした'}。"
-        "見直す: run_tool_uses_prod のループの中の2行の順序",
+        texts.LEVEL2_HINTS["first_call_recorded" if recorded else "first_call_not_recorded"],
     )
     result, note = unwrap(given.get("recorded_result", MISSING), "recorded_result")
     if note:
         verdict.notes.append(note)
     if isinstance(result, dict) and "result" in result:
-        verdict.notes.append(
-            f"（recorded_result: 台帳のレコード全体 {show(result, 60)} で答えたので、その result で採点しました）"
-        )
+        verdict.notes.append(texts.LEVEL2_WHOLE_RECORD_NOTE.format(record=show(result, 60)))
         result = result["result"]
     if (
         isinstance(result, str)
         and read_null(result) is not None
         and ("プレースホルダ" in result or "placeholder" in key(result))
     ):
-        verdict.fail(
-            f"そのとき台帳に書かれる result: あなたの答え={result!r} — その通りプレースホルダですが、ここでは "
-            "Python の値で答えてください（run_tool_uses_prod が result に入れている値）"
-        )
+        verdict.fail(texts.LEVEL2_PLACEHOLDER_IN_WORDS.format(answer=repr(result)))
     else:
         verdict.grade(
-            Question("そのとき台帳に書かれる result（Python の値）", "value"),
+            Question(texts.LEVEL2_WHAT["recorded_result"], "value"),
             result,
             before.get("toolu_03", {}).get("result"),
-            "ディスクでは: そのレコードは write_report が走る前に書かれました。見直す: 走る前に本物の結果は存在しうるか"
-            "（レッスン「副作用台帳」）",
+            texts.LEVEL2_HINTS["recorded_result"],
         )
     verdict.grade(
-        branch_question(
-            "write_report のターンで台帳の書き込み後・ツール実行前に落ちて --resume したときの reconcile"
-        ),
+        branch_question(texts.LEVEL2_WHAT["branch_after_crash"]),
         given.get("branch_after_crash", MISSING),
         BRANCH_WORDS[seen["branch"]],
-        f"ディスクでは: 再開したとき、台帳に toolu_03 のレコードが{'あり' if recorded else 'なし'}、"
-        "pendingToolUse は write_report。見直す: reconcile が最初に調べるのは何か（レッスン「reconcile」）",
+        texts.LEVEL2_HINTS["branch_after_crash_recorded" if recorded else "branch_after_crash_not_recorded"],
     )
     verdict.grade(
-        Question("再開が終わったとき report.txt はあるか", "bool"),
+        Question(texts.LEVEL2_WHAT["report_exists"], "bool"),
         given.get("report_exists", MISSING),
         seen["report_after"],
-        f"ディスクでは: 再開の締めくくりは「{seen['final']}」。見直す: report.txt を書くのは write_report の実行だけ",
+        texts.LEVEL2_HINTS["report_exists"].format(final=seen["final"]),
     )
     verdict.grade(
-        Question("write_report は一度でも実際に実行されたか", "bool"),
+        Question(texts.LEVEL2_WHAT["tool_ran"], "bool"),
         given.get("tool_ran", MISSING),
         ran,
-        "見直す: 「完了」というログと、本当に実行されたか（tool-runs.log、実行のたびに1行）は別のもの。"
-        "台帳ヒットのとき reconcile はツールを実行するか",
+        texts.LEVEL2_HINTS["tool_ran"],
     )
     return verdict
 
@@ -411,24 +400,24 @@ FALSE_CLAIMS = (
     (re.compile(r"クラッシュ(?:が|は)?(?:あってもなくても|しなくても|なしでも|がなくても)|落ちなくても|"
                 r"\b(?:even\s+)?without\s+(?:a\s+)?crash|\bcrash\s+or\s+(?:no\s+crash|not)\b|"
                 r"常に(?:完了扱い|スキップ)|毎回(?:完了扱い|スキップ)|\balways\s+(?:skipped|treated)", re.IGNORECASE),
-     "クラッシュのない実行では write_report は走り、report.txt は書かれます"),
+     texts.LEVEL2_FALSE_CLAIM_FACTS["without_crash"]),
     (re.compile(r"空(?:の|っぽの)\s*(?:report\.txt|ファイル|レポート)|report\.txt[^。\n]{0,30}?空(?:に|の|っぽ|で|のまま)|"
                 r"\bempty\s+(?:report\.txt|file|report)|report\.txt[^.\n]{0,60}?\bempty\b|\bthere\s+but\s+empty",
                 re.IGNORECASE),
-     "report.txt は空ではなく、ありませんでした"),
+     texts.LEVEL2_FALSE_CLAIM_FACTS["empty_report"]),
     (re.compile(r"(?:正しい内容|レポート本文|本物の(?:実行)?(?:結果|レポート|出力|中身)|実際の(?:実行)?(?:結果|レポート))(?:を|が)"
                 r"[^。、]{0,32}(?:返|渡|届)|"
                 r"\b(?:real|actual|correct)\s+(?:report\s+)?(?:text|content|result|output)\b[^.]{0,30}"
                 r"\b(?:returned|passed|handed|given|reaches)|"
                 r"\b(?:returns|passes|hands|gives)\b[^.]{0,30}\b(?:real|actual|correct)\s+(?:report|text|content)",
                 re.IGNORECASE),
-     "台帳の result は None（プレースホルダ）で、再開で tool_result に入るのもその None でした"),
+     texts.LEVEL2_FALSE_CLAIM_FACTS["real_result"]),
     (re.compile(r"(?:失敗|エラー)(?:として|と)(?:受け取|扱|報告|判断|みな)|(?:最後|締めくくり|最終)の(?:メッセージ|返事|応答|報告)"
                 r"[^。]{0,40}?(?:エラー|失敗)|失敗(?:を|したと)報告|"
                 r"\b(?:treats?|takes?|reads?|sees?|reports?)\s+(?:it\s+)?as\s+(?:a\s+)?(?:failure|failed|error)|"
                 r"\breports?\s+(?:a\s+)?failure|\bfinal\s+(?:message|reply|answer)[^.]{0,40}?\b(?:error|failure|failed)",
                 re.IGNORECASE),
-     "再開の締めくくりは「タスク完了」でした（tool_result は None で、is_error ではありません）"),
+     texts.LEVEL2_FALSE_CLAIM_FACTS["read_as_failure"]),
 )  # fmt: skip
 
 
@@ -537,7 +526,7 @@ def read_explanation(verdict: Verdict, explanation: object) -> None:
         said, fact = false_claim(explanation)
         verdict.unanswered(what, texts.JUDGE_EXPLANATION_CLAIM.format(hit=hit, said=said, fact=fact))
     elif hit:
-        verdict.ok(f"{what}: 「{hit}」")
+        verdict.ok(texts.LEVEL2_EXPLANATION_OK.format(what=what, hit=hit))
     else:
         verdict.unanswered(what, texts.JUDGE_EXPLANATION_VAGUE)
 
@@ -582,7 +571,7 @@ def needs_processes(title: str) -> Verdict:
     """The browser edition (Pyodide) has no processes: a check that runs some says so, unanswered, instead of
     failing as if something were wrong."""
     verdict = Verdict(title)
-    verdict.unanswered("この確認", texts.BROWSER_NEEDS_PROCESSES)
+    verdict.unanswered(texts.LEVEL2_THIS_CHECK, texts.BROWSER_NEEDS_PROCESSES)
     return verdict
 
 

@@ -34,13 +34,18 @@ from .jail import (
     watched_folders,
 )
 
-TITLE = "レベル2 (d) 再現スクリプト"
+TITLE = texts.REPRO_TITLE
 CALLS = ["read_notes toolu_01", "count_words toolu_02", "write_report toolu_03"]
 TOOL_NAMES = {c.split()[0] for c in CALLS}
-ORDER_NAMES = {"wrong": "誤った順序", "fixed": "修正した順序"}
-HIT_LINE = f"[resume][reconcile] tool_use_id=toolu_03 name=write_report {RECONCILE_LINES['hit']}"
-UNKNOWN_LINE = f"[resume][reconcile] tool_use_id=toolu_03 name=write_report {RECONCILE_LINES['unknown']}"
-SOLUTION = "解答例は solutions/level2_repro.py です"
+# the harness's own log lines for the resumed write_report (what the check looks for in --resume's output)
+HIT_LINE = texts.LOG_LINES["reconcile"].format(
+    id="toolu_03", name="write_report", line=RECONCILE_LINES["hit"]
+)
+UNKNOWN_LINE = texts.LOG_LINES["reconcile"].format(
+    id="toolu_03", name="write_report", line=RECONCILE_LINES["unknown"]
+)
+DONE_OK_LINE = texts.LOG_LINES["done"].format(text=DONE_OK)
+DONE_UNKNOWN_LINE = texts.LOG_LINES["done"].format(text=DONE_UNKNOWN.format(name="write_report"))
 WORK = "work"  # the work folder show_repro gives the script (the check gives each run a name of its own)
 HARNESS_FILES = (".harness-workdir", "checkpoint.json", EFFECTS_FILE, TOOL_LOG_FILE)
 CALLS_ENV, CALLS_LOG = (
@@ -82,7 +87,7 @@ def shown_lines(text: str) -> str:
 
 def last_line(proc) -> str:
     lines = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
-    return lines[-1][:200] if lines else "（出力なし）"
+    return lines[-1][:200] if lines else texts.REPRO_NO_OUTPUT
 
 
 def todo_left(proc) -> str | None:
@@ -107,18 +112,15 @@ def script_error(proc) -> str | None:
         return None
     if "SimulatedCrash" in lines[-1]:
         return None
-    where, hint = "", ""
+    error = lines[-1][:200]
     for line in reversed(lines):
         found = re.match(r'\s*File "([^"]+)", line (\d+)(?:, in (\w+))?', line)
         if found and Path(found.group(1)).suffix == ".py" and "harness" not in Path(found.group(1)).parts:
-            where = f"{Path(found.group(1)).name} の {found.group(2)} 行目で "
-            if found.group(3) == "point":
-                hint = (
-                    "。クラッシュ地点 point の中で出た例外です: 疑似クラッシュは SimulatedCrash を投げ、main がそれを"
-                    "捕まえて 137 で終了します"
-                )
-            break
-    return f"{where}{lines[-1][:200]}{hint}"
+            kind = "in_point" if found.group(3) == "point" else "at"
+            return texts.REPRO_SCRIPT_ERROR[kind].format(
+                file=Path(found.group(1)).name, line=found.group(2), error=error
+            )
+    return texts.REPRO_SCRIPT_ERROR["plain"].format(error=error)
 
 
 def died_in_point(proc) -> bool:
@@ -151,8 +153,8 @@ def _ledger(workdir: Path) -> dict | str:
     try:
         data = json.loads(text)
     except ValueError:
-        return "effects.json を JSON として読めません"
-    return data if isinstance(data, dict) else "effects.json が JSON オブジェクトではありません"
+        return texts.REPRO_LEDGER_PROBLEMS["not_json"]
+    return data if isinstance(data, dict) else texts.REPRO_LEDGER_PROBLEMS["not_object"]
 
 
 def _result(entry: object) -> object:
@@ -216,27 +218,20 @@ def check_repro(
     script: object, time_limit: float = SCRIPT_TIME_LIMIT_S, show_answers: bool = False
 ) -> Verdict:
     verdict = Verdict(TITLE, show_answers, "check_level2_repro(..., show_answers=True)")
-    verdict.notes.append(
-        f"（チェックはスクリプトを作業用のコピーで最大 {len(STEPS)} 回、そのあと --resume を2回実行し、その1回ごとに "
-        f"{time_limit:g} 秒で打ち切ります）"
-    )
+    verdict.notes.append(texts.REPRO_LIMITS_NOTE.format(runs=len(STEPS), seconds=time_limit))
     if blank(script) or script is None:
-        verdict.unanswered(
-            "再現スクリプト", "スクリプトのファイル名を渡してください（例: 'level2_repro.py'）"
-        )
+        verdict.unanswered(texts.REPRO_WHAT, texts.REPRO_NO_SCRIPT)
         return verdict
     try:
         path = Path(script)  # type: ignore[arg-type]
     except TypeError:
-        verdict.fail(f"スクリプトはファイル名（文字列）で渡してください（いまは {show(script, 60)}）")
+        verdict.fail(texts.REPRO_NOT_A_NAME.format(given=show(script, 60)))
         return verdict
     if not path.is_file():
-        verdict.fail(f"{path.name} が見つかりません（この notebook と同じフォルダにありますか）")
+        verdict.fail(texts.REPRO_NOT_FOUND.format(name=path.name))
         return verdict
     if path.suffix != ".py":
-        verdict.fail(
-            f"{path.name} は Python スクリプト（.py）ではありません。TODO を埋めた level2_repro.py を渡してください"
-        )
+        verdict.fail(texts.REPRO_NOT_PY.format(name=path.name))
         return verdict
     try:
         before = snapshot(watched_folders())
@@ -246,7 +241,7 @@ def check_repro(
     except Exception as err:  # noqa: BLE001 (never a traceback)
         return internal_error(TITLE, err)
     if show_answers and verdict.problems:
-        verdict.notes.append(f"（{SOLUTION}。見比べてください）")
+        verdict.notes.append(texts.REPRO_SOLUTION_NOTE)
     return verdict
 
 
@@ -254,36 +249,24 @@ STEPS = [("wrong", "2"), ("fixed", "2"), ("wrong", "3"), ("fixed", "3"), ("wrong
 
 
 def _check(verdict: Verdict, script: Path, tmp: Path, time_limit: float) -> None:
-    labels = [
-        "REPRO_CRASH=2: 誤った順序は count_words の直前で落ち、台帳に toolu_02 のプレースホルダ（result=None）が残る",
-        "REPRO_CRASH=2: 修正した順序は同じ地点で落ち、台帳に toolu_02 はない",
-        "REPRO_CRASH=3: 誤った順序は write_report の直前で落ち、台帳に toolu_03 のプレースホルダが残る",
-        "REPRO_CRASH=3: 修正した順序は同じ地点で落ち、台帳に toolu_03 はない",
-        "REPRO_CRASH なし: 誤った順序は最後まで走る（クラッシュは環境変数で制御）",
-        "REPRO_CRASH なし: 修正した順序も最後まで走る",
-        (
-            "誤った順序を --resume: 台帳ヒットで「完了」と言うが、report.txt はなく write_report は一度も走っていない"
-            "（インシデントの再現）"
-        ),
-        "修正した順序を --resume: 台帳ミスかつ副作用ありなので、is_error で正直に「不明」と返す",
-    ]
+    labels = texts.REPRO_STEP_LABELS  # the six runs of STEPS, then the two resumes
     folders = {}
+    placeholder_noted = False
     for i, (order, n) in enumerate(STEPS):
         folder = tmp / f"{order}-{n or 'none'}"
         proc = run_script(script, folder, order, n, time_limit, work_name(order, n))
         work = folder / work_name(order, n)
         folders[(order, n)] = work
         if proc.leftovers:
-            note = (
-                f"（スクリプトが始めたプロセスが、スクリプトの終わったあとも {proc.leftovers} 個動いていたので、チェックが"
-                "終わらせました。後ろで動くプロセスを残さないでください）"
-            )
+            note = texts.REPRO_LEFTOVERS_NOTE.format(count=proc.leftovers)
             if note not in verdict.notes:
                 verdict.notes.append(note)
         problem = _judge_run(order, n, proc, work, time_limit)
         if problem == "todo":
             todos = list(dict.fromkeys([*todos_in(script), todo_left(proc)]))
-            verdict.unanswered("再現スクリプト", f"{'、'.join(todos)} がまだです")
+            verdict.unanswered(
+                texts.REPRO_WHAT, texts.REPRO_TODOS_LEFT.format(todos=texts.LIST_JOIN.join(todos))
+            )
             return
         if problem:
             verdict.fail(problem)
@@ -294,8 +277,9 @@ def _check(verdict: Verdict, script: Path, tmp: Path, time_limit: float) -> None
         verdict.ok(labels[i])
         entry = _ledger(work).get(f"toolu_0{n}") if order == "wrong" and n else None
         placeholder = _result(entry) if isinstance(entry, dict) else None
-        if placeholder is not None and not any("💡 誤った順序のプレースホルダ" in x for x in verdict.notes):
+        if placeholder is not None and not placeholder_noted:
             verdict.notes.append(texts.JUDGE_PLACEHOLDER_NOTE.format(value=show(placeholder, 40)))
+            placeholder_noted = True
     for i, order in enumerate(("wrong", "fixed"), start=6):
         problem = _judge_resume(order, folders[(order, "3")])
         if problem:
@@ -308,17 +292,21 @@ def _check(verdict: Verdict, script: Path, tmp: Path, time_limit: float) -> None
 
 def _cut_note(verdict: Verdict, proc) -> None:
     if proc.cut:
-        verdict.notes.append(
-            f"（スクリプトの出力が {proc.output_bytes:,} バイトあったので、最初の {OUTPUT_LIMIT:,} 文字だけを読みました）"
-        )
+        verdict.notes.append(texts.REPRO_CUT_NOTE.format(bytes=proc.output_bytes, limit=OUTPUT_LIMIT))
 
 
 def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -> str | None:
-    what = f"REPRO_CRASH={n} で {order}" if n else f"REPRO_CRASH なしで {order}"
+    what = (
+        texts.REPRO_RUN_WHAT["crash"].format(n=n, order=order)
+        if n
+        else texts.REPRO_RUN_WHAT["no_crash"].format(order=order)
+    )
     if proc.ended_check:
-        return f"{what}: " + texts.JUDGE_SCRIPT_ENDED_CHECK.format(signal=proc.ended_check)
+        return texts.REPRO_RUN_PROBLEM.format(
+            what=what, problem=texts.JUDGE_SCRIPT_ENDED_CHECK.format(signal=proc.ended_check)
+        )
     if proc.timed_out:
-        return f"{what}: {time_limit:g} 秒以内に終わりませんでした（無限ループ？）。そこで打ち切りました"
+        return texts.REPRO_RUN_TIMED_OUT.format(what=what, seconds=time_limit)
     if todo_left(proc):
         return "todo"
     if died_in_point(proc):
@@ -327,63 +315,41 @@ def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -
         )
     error = script_error(proc)
     if error and proc.returncode not in (0, 137, -9):
-        return f"{what}: スクリプトがエラーで終わりました（終了コード {proc.returncode}、最後の行: {error}）"
+        return texts.REPRO_RUN_ERROR.format(what=what, code=proc.returncode, error=error)
     calls = _calls(work.parent)
     runs = [f"{name} {TOOL_IDS.get(name, '?')}" for name, _ in calls] or _runs(work)
     ledger = _ledger(work)
     if isinstance(ledger, str):
-        return f"{what}: {ledger}"
+        return texts.REPRO_RUN_PROBLEM.format(what=what, problem=ledger)
     other = elsewhere(work.parent, work.name)
     if EFFECTS_FILE in other:
-        return (
-            f"{what}: effects.json を作業フォルダ（2つ目の引数）ではなく、スクリプトを実行したフォルダに書いています。"
-            "台帳は run.effects_path（作業フォルダの中）に書きます"
-        )
+        return texts.REPRO_RUN_LEDGER_BESIDE.format(what=what)
     if not work.exists() or not (_runs(work) or ledger or (work / "checkpoint.json").exists()):
         if other:
-            return (
-                f"{what}: チェックは作業フォルダとして {work.name!r} を渡しましたが、スクリプトは {', '.join(other)} に"
-                "書きました。作業フォルダは決め打ちせず、2つ目の引数（sys.argv[2]）を使います"
-            )
-        return (
-            f"{what}: 2つ目の引数の作業フォルダに何も書かれていません。作業フォルダに sys.argv[2] を使っていますか"
-            f"（終了コード {proc.returncode}、最後の行: {last_line(proc)}）"
-        )
+            return texts.REPRO_RUN_WROTE_ELSEWHERE.format(what=what, work=work.name, where=", ".join(other))
+        return texts.REPRO_RUN_WROTE_NOTHING.format(what=what, code=proc.returncode, last=last_line(proc))
     if any(k in TOOL_NAMES for k in ledger):
-        return (
-            f"{what}: 台帳のキーがツール名 {sorted(ledger)} です。キーは tool_use_id です（同じツールを2回呼ぶと前の"
-            "記録が上書きされ、reconcile も pendingToolUse の id で台帳を引きます）"
-        )
+        return texts.REPRO_RUN_KEYED_BY_NAME.format(what=what, keys=sorted(ledger))
     if n is None:
         if proc.returncode != 0:
-            return (
-                f"{what}: 最後まで走りませんでした（終了コード {proc.returncode}、最後の行: {last_line(proc)}）。"
-                "クラッシュは環境変数 REPRO_CRASH があるときだけ起こします"
+            return texts.REPRO_RUN_DID_NOT_FINISH.format(
+                what=what, code=proc.returncode, last=last_line(proc)
             )
         if runs != CALLS:
-            return f"{what}: tool-runs.log が {runs} でした。3つのツールがそれぞれ1回ずつ走るはずです"
+            return texts.REPRO_RUN_NOT_EACH_ONCE.format(what=what, runs=runs)
         if order == "fixed" and any(not isinstance(ledger.get(c.split()[1]), dict) for c in CALLS):
-            return f"{what}: 台帳に3つの呼び出しの記録がそろっていません（{sorted(ledger)}）"
+            return texts.REPRO_RUN_RECORDS_MISSING.format(what=what, keys=sorted(ledger))
         if order == "fixed" and any(ledger[c.split()[1]].get("result") is None for c in CALLS):
-            return f"{what}: 修正した順序なのに、台帳の result が None（プレースホルダ）のままです"
+            return texts.REPRO_RUN_FIXED_PLACEHOLDER.format(what=what)
         return _recorded_when_started(what, order, calls)
     if proc.returncode not in (137, -9):
         if proc.returncode == 0 and "[kill]" in proc.stdout:
-            return (
-                f"{what}: 疑似クラッシュは起きました（[kill] の行があります）が、終了コードが 0 でした。レッスンの main の"
-                "ように、疑似キルのあとは 137 で終わります（0 は「最後まで走った」という意味です）"
-            )
+            return texts.REPRO_RUN_KILLED_BUT_ZERO.format(what=what)
         if proc.returncode == 0:
-            return (
-                f"{what}: 疑似クラッシュせず、最後まで走りました（終了コード 0）。クラッシュ地点を通るたびに数え、"
-                "N 回目で落ちるようになっていますか（落ちたら main が 137 で終了します）"
-            )
+            return texts.REPRO_RUN_NEVER_CRASHED.format(what=what)
         if "Traceback" in proc.stderr:
-            return (
-                f"{what}: Traceback で終わりました（最後の行: {last_line(proc)}）。疑似クラッシュは SimulatedCrash を"
-                "投げ、main がそれを捕まえて 137 で終了します"
-            )
-        return f"{what}: 終了コード {proc.returncode} で終わりました（最後の行: {last_line(proc)}）。疑似クラッシュは 137 です"
+            return texts.REPRO_RUN_TRACEBACK.format(what=what, last=last_line(proc))
+        return texts.REPRO_RUN_OTHER_CODE.format(what=what, code=proc.returncode, last=last_line(proc))
     return (
         _where_it_crashed(what, order, int(n), runs, ledger)
         or _recorded_when_started(what, order, calls)
@@ -438,7 +404,7 @@ def _claims_problem(what: str, output: str, tid: str, truth: bool) -> str | None
 def _where_it_crashed(what: str, order: str, n: int, runs: list[str], ledger: dict) -> str | None:
     """Read from tool-runs.log and the ledger where the crash landed, and compare with REPRO_CRASH=n."""
     if runs != CALLS[: len(runs)]:
-        return f"{what}: tool-runs.log が {runs} でした。ツールはそれぞれ1回ずつ、順に走るはずです"
+        return texts.REPRO_RUN_NOT_IN_ORDER.format(what=what, runs=runs)
     ran = [call.split()[1] for call in runs]
     recorded = [tid for tid in (c.split()[1] for c in CALLS) if tid in ledger]
     tool = CALLS[n - 1].split()[0]
@@ -449,80 +415,63 @@ def _where_it_crashed(what: str, order: str, n: int, runs: list[str], ledger: di
         ]:  # record, crash, (no) execution: the wrong order's window
             landed = len(recorded)
         elif recorded == ran and len(ran) == n:
-            return (
-                f"{what}: クラッシュ地点が {tool} の実行より後にあります（tool-runs.log に {tool}）。"
-                "台帳の書き込みとツール実行のあいだ、ツールが走る前に置いてください"
-            )
+            return texts.REPRO_WRONG_POINT_AFTER_RUN.format(what=what, tool=tool)
         elif recorded == ran and len(ran) == n - 1:
-            return (
-                f"{what}: 誤った順序なのに、クラッシュ時の台帳に {tid} がありません。誤った順序は run_tool_uses_prod と"
-                "同じく、ツールを実行する前に台帳へ書き、そのあいだにクラッシュ地点を置きます"
-            )
+            return texts.REPRO_WRONG_NOT_RECORDED_BEFORE.format(what=what, tid=tid)
         else:
             landed = len(ran) + 1
         if landed == n:
             if tid not in ledger:
-                return (
-                    f"{what}: 誤った順序なのに、クラッシュ時の台帳に {tid} がありません。誤った順序は run_tool_uses_prod と"
-                    "同じく、ツールを実行する前に台帳へ書きます"
-                )
+                return texts.REPRO_WRONG_NOT_RECORDED.format(what=what, tid=tid)
             if not isinstance(ledger[tid], dict):
-                return (
-                    f"{what}: 誤った順序の台帳の {tid} が {show(ledger[tid], 80)} でした。run_tool_uses_prod と同じく "
-                    "{'name': ..., 'result': None, 'at': ...} のレコードを書きます"
-                )
+                return texts.REPRO_WRONG_NOT_A_RECORD.format(what=what, tid=tid, value=show(ledger[tid], 80))
             return None  # written before the tool ran: whatever its result, a placeholder (a note says so)
     else:
         early = [t for t in recorded if t not in ran]
         if early:
-            return (
-                f"{what}: 修正した順序なのに、クラッシュ時の台帳に {early[0]} があります（{show(ledger[early[0]], 80)}）。"
-                "修正した順序では、ツールが走る前に記録はできないはずです"
+            return texts.REPRO_FIXED_RECORDED_EARLY.format(
+                what=what, tid=early[0], value=show(ledger[early[0]], 80)
             )
         if len(ran) == n:
-            after = "実行より後" if recorded != ran else "実行と記録より後"
-            return (
-                f"{what}: クラッシュ地点が {tool} の{after}にあります（tool-runs.log に {tool}）。"
-                "ツールが走る前に置いてください"
-            )
+            after = "after_run" if recorded != ran else "after_record"
+            return texts.REPRO_FIXED_POINT_LATE[after].format(what=what, tool=tool)
         for earlier in ran:
             entry = ledger.get(earlier)
             if not isinstance(entry, dict) or entry.get("result") is None:
-                return (
-                    f"{what}: 修正した順序で、先に走った {earlier} の本物の結果が台帳にありません"
-                    f"（{show(entry, 80)}）。実行が先、記録が後、本物の結果で"
+                return texts.REPRO_FIXED_NO_REAL_RESULT.format(
+                    what=what, earlier=earlier, value=show(entry, 80)
                 )
         landed = len(ran) + 1
         if landed == n:
             return None
-    where = f"{landed} 回目のツール呼び出し（{CALLS[landed - 1].split()[0]}）" if landed <= 3 else "どこか"
-    return (
-        f"{what}: REPRO_CRASH={n} なのに、落ちたのは {where}の前でした（tool-runs.log: {runs or 'なし'}）。"
-        "N 回目のツール呼び出しの直前で落ちるように数えてください（環境変数の N を使っていますか）"
-    )
+    if landed <= 3:
+        return texts.REPRO_LANDED_ELSEWHERE["call"].format(
+            what=what, n=n, landed=landed, tool=CALLS[landed - 1].split()[0], runs=runs or texts.NOTHING
+        )
+    return texts.REPRO_LANDED_ELSEWHERE["somewhere"].format(what=what, n=n, runs=runs or texts.NOTHING)
 
 
 def _judge_resume(order: str, work: Path) -> str | None:
-    what = f"{ORDER_NAMES[order]}（REPRO_CRASH=3）のフォルダを --resume"
+    what = texts.REPRO_RESUME_WHAT[order]
     try:
         resume = run_harness(work, "--resume", timeout=wall_limit(SCRIPT_TIME_LIMIT_S))
     except subprocess.TimeoutExpired:
-        return f"{what}: {wall_limit(SCRIPT_TIME_LIMIT_S):g} 秒以内に終わりませんでした（作業フォルダに何か置いていませんか）"
+        return texts.REPRO_RESUME_TIMED_OUT.format(what=what, seconds=wall_limit(SCRIPT_TIME_LIMIT_S))
     lines = resume.stdout.splitlines()
     runs = _runs(work)
     if resume.returncode != 0:
         first = (resume.stderr.strip().splitlines() or [texts.NOTHING_SAID])[0]
-        return f"{what}: 再開がエラーになりました（{first}）"
+        return texts.REPRO_RESUME_ERROR.format(what=what, first=first)
     if order == "wrong":
         if HIT_LINE not in lines:
-            return f"{what}: 台帳ヒットになりませんでした（{' / '.join(lines[:2])}）"
+            return texts.REPRO_RESUME_NO_HIT.format(what=what, lines=" / ".join(lines[:2]))
         if (work / REPORT_FILE).exists() or any(r.startswith("write_report") for r in runs):
-            return f"{what}: write_report が実行され report.txt があります。インシデント（完了扱いで実は未実行）になっていません"
-        if f"[done] {DONE_OK}" not in lines:
-            return f"{what}: 締めくくりが「完了」になりませんでした（{lines[-1] if lines else 'なし'}）"
+            return texts.REPRO_RESUME_REPORT_WRITTEN.format(what=what)
+        if DONE_OK_LINE not in lines:
+            return texts.REPRO_RESUME_NOT_DONE.format(what=what, last=lines[-1] if lines else texts.NOTHING)
         return None
-    if UNKNOWN_LINE not in lines or f"[done] {DONE_UNKNOWN.format(name='write_report')}" not in lines:
-        return f"{what}: is_error（不明）の分岐になりませんでした（{' / '.join(lines[:2])}）"
+    if UNKNOWN_LINE not in lines or DONE_UNKNOWN_LINE not in lines:
+        return texts.REPRO_RESUME_NOT_UNKNOWN.format(what=what, lines=" / ".join(lines[:2]))
     return None
 
 
@@ -533,24 +482,19 @@ def show_repro_runs(
     try:
         _show(Path(script), Path(workdir), time_limit)  # type: ignore[arg-type]
     except Exception as err:  # noqa: BLE001
-        print(f"実行できませんでした（{type(err).__name__}: {no_paths(str(err))}）")
+        print(texts.REPRO_SHOW_FAILED.format(error_type=type(err).__name__, error=no_paths(str(err))))
 
 
 def _show(script: Path, workdir: Path, time_limit: float) -> None:
     if not script.is_file():
-        print(f"{script.name} が見つかりません（この notebook と同じフォルダにありますか）")
+        print(texts.REPRO_NOT_FOUND.format(name=script.name))
         return
     if script.suffix != ".py":
-        print(
-            f"{script.name} は Python スクリプト（.py）ではありません。TODO を埋めた level2_repro.py を渡してください"
-        )
+        print(texts.REPRO_NOT_PY.format(name=script.name))
         return
     base = workdir / "repro"
     shutil.rmtree(base, ignore_errors=True)
-    print(
-        f"（{script.name} のコピーを順序ごとに {base.as_posix()}/wrong/ と {base.as_posix()}/fixed/ に置き、"
-        f"そこで実行します。実行は1回ごとに {time_limit:g} 秒まで）"
-    )
+    print(texts.REPRO_SHOW_WHERE.format(script=script.name, base=base.as_posix(), seconds=time_limit))
     print()
     crashed = {}
     for order in ("wrong", "fixed"):
@@ -559,44 +503,41 @@ def _show(script: Path, workdir: Path, time_limit: float) -> None:
         print(f"$ cd {folder.as_posix()} && REPRO_CRASH=3 python {script.name} {order} {WORK}")
         print(proc.stdout, end="" if proc.stdout.endswith("\n") or not proc.stdout else "\n")
         if proc.cut:
-            print(
-                f"…（出力が {proc.output_bytes:,} バイトあったので、最初の {OUTPUT_LIMIT:,} 文字だけ表示しました）"
-            )
+            print(texts.REPRO_SHOW_CUT.format(bytes=proc.output_bytes, limit=OUTPUT_LIMIT))
         if proc.timed_out:
-            print(f"（{time_limit:g} 秒で終わらなかったので打ち切りました）")
+            print(texts.REPRO_SHOW_TIMED_OUT.format(seconds=time_limit))
         elif proc.returncode not in (137, -9) and proc.stderr.strip():
             print(script_error(proc) or proc.stderr.strip().splitlines()[-1][:200])
-        print(f"EXIT={proc.returncode}" + ("（SIGKILL で落ちました）" if proc.returncode == -9 else ""))
+        print(f"EXIT={proc.returncode}" + (texts.REPRO_SHOW_SIGKILL if proc.returncode == -9 else ""))
         crashed[order] = proc.returncode in (137, -9)
         ledger = _ledger(folder / WORK)
         entry = ledger.get("toolu_03") if isinstance(ledger, dict) else None
-        shown = {k: entry.get(k) for k in ("name", "result")} if isinstance(entry, dict) else "なし"
-        print(f"effects.json の toolu_03: {shown}")
+        shown = {k: entry.get(k) for k in ("name", "result")} if isinstance(entry, dict) else texts.NOTHING
+        print(texts.REPRO_SHOW_LEDGER_ENTRY.format(entry=shown))
         print()
     for order in ("wrong", "fixed"):
         work = base / order / WORK
         if not crashed[order]:
-            print(f"（{ORDER_NAMES[order]}のスクリプトが疑似クラッシュしなかったので、--resume は省きます）")
+            print(texts.REPRO_SHOW_NO_CRASH[order])
             continue
         print(f"$ python -m harness --workdir {work.as_posix()} --resume")
         try:
             resume = run_harness(work, "--resume", timeout=wall_limit(time_limit))
         except subprocess.TimeoutExpired:
-            print(f"（{wall_limit(time_limit):g} 秒で終わらなかったので打ち切りました）")
+            print(texts.REPRO_SHOW_TIMED_OUT.format(seconds=wall_limit(time_limit)))
             continue
         print(resume.stdout + resume.stderr, end="")
         print(f"EXIT={resume.returncode}")
         report = (work / REPORT_FILE).exists()
         runs = _runs(work)
-        print("report.txt:", "あり" if report else "なし")
-        print("tool-runs.log:", " / ".join(runs) or "（実行なし）")
+        print(texts.REPRO_SHOW_REPORT["present" if report else "absent"])
+        ran = " / ".join(runs)
+        print(texts.REPRO_SHOW_RUNS["some"].format(runs=ran) if ran else texts.REPRO_SHOW_RUNS["none"])
         lines = resume.stdout.splitlines()
         if HIT_LINE in lines and not report:
-            print(
-                "→ 「完了」と言っているのに report.txt はなく、write_report は一度も実行されていません（インシデントの再現）"
-            )
+            print(texts.REPRO_SHOW_INCIDENT)
         elif UNKNOWN_LINE in lines:
-            print("→ 台帳に記録がないので推測せず、is_error で「不明」と正直に返しました")
+            print(texts.REPRO_SHOW_HONEST)
         print()
 
 

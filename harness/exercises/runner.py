@@ -27,6 +27,7 @@ from pathlib import Path
 import harness
 
 from .. import ledger as ledger_module
+from .. import texts
 from .. import tools as tools_module
 from ..loop import run_agent
 from ..loop import run_tool_uses as lesson_run_tool_uses
@@ -51,7 +52,9 @@ from harness import READ_ONLY, TOOL_IMPLS, HarnessError, ToolError, execute_tool
 from harness.ledger import load_effects, save_effect
 """
 TASK_CALLS = ((1, "read_notes", "toolu_01"), (2, "count_words", "toolu_02"), (3, "write_report", "toolu_03"))
-FAIL_TEXT = "チェックが起こした失敗: ディスクを読めません"
+# The failures the check injects: a tool's (ToolError), and the ledger's write (OSError ENOSPC).
+FAIL_TEXT = texts.FIX_INJECTED_TOOL_ERROR
+DISK_FULL_TEXT = texts.FIX_INJECTED_DISK_FULL
 LONG_NOTES = "営業メモ（長い版）\n" + "".join(
     f"- 項目{i:03d}: 今月の訪問先と次の一手をまとめる。\n" for i in range(60)
 )
@@ -141,7 +144,7 @@ def watched_save_effect(path, tool_use_id, entry):
         watch.saves += 1
     s = watch.situation
     if s.get("ledger_fails") == tool_use_id:
-        raise OSError(errno.ENOSPC, "No space left on device（チェックが起こした失敗）", str(path))
+        raise OSError(errno.ENOSPC, DISK_FULL_TEXT, str(path))
     aimed = s.get("tool") and tool_use_id == TOOL_ID.get(s["tool"])
     if aimed and s.get("kill") == "kill_torn":
         effects = ledger_module.load_effects(Path(path))
@@ -297,7 +300,7 @@ def step(fn, s: dict, workdir: Path, resume: bool) -> dict:
     return facts
 
 
-SOURCE_NAME = "<あなたのセル>"
+SOURCE_NAME = texts.FIX_CELL_NAME  # the answer cell's file name in tracebacks
 
 
 def run_child(fn, s: dict, workdir: Path, resume: bool, out: Path, time_limit: float) -> dict:
@@ -386,9 +389,9 @@ def run_child(fn, s: dict, workdir: Path, resume: bool, out: Path, time_limit: f
     facts["leftovers"] = leftovers
     if not facts["timed_out"] and not killed and not report.exists():
         facts["died"] = (
-            f"シグナル {os.WTERMSIG(status)}"
+            texts.FIX_CHILD_ENDED["signal"].format(number=os.WTERMSIG(status))
             if os.WIFSIGNALED(status)
-            else f"終了コード {os.WEXITSTATUS(status)}"
+            else texts.FIX_CHILD_ENDED["exit_code"].format(number=os.WEXITSTATUS(status))
         )
     try:
         text = out.read_bytes()[: OUTPUT_LIMIT * 4].decode("utf-8", errors="replace")[:OUTPUT_LIMIT]
@@ -413,7 +416,7 @@ def disk(workdir: Path) -> dict:
     except FileNotFoundError:
         ledger = {}
     except (OSError, ValueError) as err:
-        ledger = {"?": f"読めない: {type(err).__name__}"}
+        ledger = {"?": texts.FIX_LEDGER_UNREADABLE.format(error=type(err).__name__)}
     try:
         runs = (workdir / TOOL_LOG_FILE).read_text(encoding="utf-8").splitlines()
     except OSError:

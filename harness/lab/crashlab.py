@@ -106,8 +106,11 @@ def moments_of(scenario: str) -> dict[str, list[str]]:
 def branch_html(reconciled: list[dict]) -> str:
     """Every reconcile of one resume, in order, in the lesson's words (one line per pending call)."""
     lines = [
-        f"reconcile → tool_use_id={html.escape(r['id'])} name={html.escape(r['name'])} "
-        + html.escape(reconcile_line(r["branch"]))
+        texts.LABVIEW_RECONCILE_LINE.format(
+            id=html.escape(r["id"]),
+            name=html.escape(r["name"]),
+            line=html.escape(reconcile_line(r["branch"])),
+        )
         for r in reconciled
     ]
     if len(lines) == 1:
@@ -182,8 +185,9 @@ def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
             pending_ids = None
     ledger = {} if found["ledger"] is None else found["ledger"]
     if pending_ids and isinstance(ledger, dict):
-        facts["ledger"] = "・".join(
-            f"{i} {words['there' if i in ledger else 'not_there']}" for i in pending_ids
+        facts["ledger"] = texts.LABVIEW_LEDGER_JOIN.join(
+            texts.LABVIEW_LEDGER_ID.format(id=i, holds=words["there" if i in ledger else "not_there"])
+            for i in pending_ids
         )
     elif pending_ids:
         facts["ledger"] = words["ledger_unreadable"]
@@ -199,7 +203,8 @@ def recovery_facts(workdir: Path, scenario: str = "lesson") -> dict[str, str]:
     facts["write_report"] = words["times"].format(count=len(ids))
     if len(set(ids)) > 1:  # several calls of it (the parallel task): how many times each one ran
         each = texts.LIST_JOIN.join(
-            f"{i}: {words['times'].format(count=ids.count(i))}" for i in dict.fromkeys(ids)
+            texts.LABVIEW_RUNS_OF_CALL.format(id=i, times=words["times"].format(count=ids.count(i)))
+            for i in dict.fromkeys(ids)
         )
         facts["write_report"] += words["each"].format(each=each)
     return facts
@@ -217,12 +222,15 @@ def facts_html(now: dict[str, str], before: dict[str, str] | None) -> str:
         value = f"<b>{html.escape(now[name])}</b>"
         if before is not None and before.get(name) != now[name]:
             was = html.escape(before.get(name, "—"))
-            value = f"<mark class='lab-fact-changed' style='{MARK_STYLE}'>{value}（← {was}）</mark>"
+            value = texts.LABVIEW_FACT_WAS.format(now=value, was=was)
+            value = f"<mark class='lab-fact-changed' style='{MARK_STYLE}'>{value}</mark>"
         return f"<span class='lab-fact' data-fact='{name}'>{FACT_LABELS[name]}: {value}</span>"
 
     pending = "pendingToolUses" if "pendingToolUses" in now else "pendingToolUse"
-    deciding = " ・ ".join(fact(n) for n in ("turns", pending, "ledger"))
-    outside = " ・ ".join(fact(n) for n in ("report", "summary", "write_report") if n in now)
+    deciding = texts.LABVIEW_FACTS_JOIN.join(fact(n) for n in ("turns", pending, "ledger"))
+    outside = texts.LABVIEW_FACTS_JOIN.join(
+        fact(n) for n in ("report", "summary", "write_report") if n in now
+    )
     return (
         f"<div style='{FACTS_STYLE}'><b>{texts.LAB_WORDS['deciding']}</b>: {deciding}<br>"
         f"<b>{texts.LAB_WORDS['outside']}</b>: {outside}</div>"
@@ -248,7 +256,9 @@ def compare_html(
         f"<tr class='lab-compare-facts' style='font-size:12px'><td><b>{texts.LAB_WORDS['deciding']}</b></td>"
         + "".join(
             "<td>"
-            + " ・ ".join(f"{FACT_LABELS[n]}: <b>{html.escape(facts[m][n])}</b>" for n in FACT_NAMES)
+            + texts.LABVIEW_FACTS_JOIN.join(
+                f"{FACT_LABELS[n]}: <b>{html.escape(facts[m][n])}</b>" for n in FACT_NAMES
+            )
             + "</td>"
             for m in ("①", "②")
         )
@@ -278,7 +288,7 @@ def compare_html(
     )
     disks = (
         f"<tr class='lab-compare-disks'><td><b>{texts.LAB_COMPARE_DISKS}</b></td><td colspan='2'>"
-        + " ・ ".join(
+        + texts.LABVIEW_FACTS_JOIN.join(
             f"{row['name']} "
             + (
                 f"<span style='{same}'>{texts.LAB_WORDS['same']}</span>"
@@ -522,7 +532,7 @@ class CrashLab:
                 self.views[name].value = highlight(*shown)
                 self.shown[name] = shown
         outputs = [REPORT_FILE] + ([] if one_call_per_turn(self.scenario.value) else [SUMMARY_FILE])
-        self.report.value = " ・ ".join(
+        self.report.value = texts.LABVIEW_FACTS_JOIN.join(
             f"<b>{name}:</b> {texts.LAB_FACT_WORDS['there' if (self.workdir / name).exists() else 'not_there']}"
             for name in outputs
         )
@@ -627,7 +637,7 @@ class CrashLab:
         else:
             moments = moments_of(scenario).get(label, [])
             what = moments[n - 1] if n and n <= len(moments) else texts.LAB_WORDS["never_reached"]
-            text = f"<code>CRASH_AFTER={label}:{n} {command}</code> = {html.escape(what)}"
+            text = texts.LABVIEW_CRASH_POINT.format(label=label, n=n, command=command, what=html.escape(what))
         self._show_where(text)
 
     def _show_where(self, text: str) -> None:
@@ -824,8 +834,8 @@ class CrashLab:
         summary = texts.LAB_STATUS["compared"].format(
             turn=turn,
             tool=tool,
-            same=", ".join(same) or texts.NOTHING,
-            differ=", ".join(differ) or texts.NOTHING,
+            same=texts.LABVIEW_FILES_JOIN.join(same) or texts.NOTHING,
+            differ=texts.LABVIEW_FILES_JOIN.join(differ) or texts.NOTHING,
         )
         self._set_status(summary)
         self._say(f"--- {summary}")
