@@ -109,6 +109,38 @@ def test_a_daemon_the_fix_double_forks_is_ended_and_named(tmp_path):
     assert not os.path.exists(f"/proc/{pid}") or zombie(pid)
 
 
+def deleting(path) -> str:
+    return variant(
+        "    return results",
+        f"    import os\n    if os.path.exists({str(path)!r}):\n        os.remove({str(path)!r})\n    return results",
+    )
+
+
+def test_a_fix_deleting_a_file_outside_its_work_folder_fails_naming_it(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "notes.txt").write_text("the learner's own file", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))  # the home folder the check watches
+    verdict = check_level2_fix(deleting(home / "notes.txt"))
+    assert not verdict.passed and "notes.txt" in verdict.report() and "消えました" in verdict.report()
+
+
+def test_what_the_repo_rebuilds_beside_a_check_is_not_held_against_the_answer():
+    """The site and the browser tests' screenshots are rebuilt by other processes (another test, a build) while a
+    check runs: a change there is not the learner's code. Here the answer itself deletes one, the harder case."""
+    from harness.exercises.jail import REBUILT, repo_root
+
+    assert "test-artifacts" in REBUILT  # the browser tests only add files there: a probe is safe beside them
+    probe = repo_root() / "test-artifacts" / f"probe-{os.getpid()}.txt"
+    probe.parent.mkdir(exist_ok=True)
+    probe.write_text("rebuilt by the repo's tools", encoding="utf-8")
+    try:
+        verdict = check_level2_fix(deleting(probe))
+    finally:
+        probe.unlink(missing_ok=True)
+    assert verdict.passed and "消えました" not in verdict.report(), verdict.report()
+
+
 def zombie(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8") as f:

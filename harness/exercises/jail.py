@@ -29,20 +29,28 @@ OUTPUT_LIMIT = 2000  # characters of a learner's output that a check shows; the 
 
 
 SKIPPED = {"__pycache__", "node_modules", "_work", "_build", "site-packages"}
+# What the repo's own tools rebuild while a check may run (.gitignore: the site, the browser tests' screenshots, the
+# default work folder): another process changing them is not the learner's code.
+REBUILT = ("site", "test-artifacts", "harness-work")
 WATCH_DEPTH, WATCH_MAX = 3, 20000
+
+
+def repo_root() -> Path:
+    import harness
+
+    return Path(harness.__file__).resolve().parents[1]
 
 
 def watched_folders() -> list[Path]:
     """The folders a learner's code has no business changing: the home folder, the notebook's folder, the repo."""
-    import harness
-
-    return [Path.home(), Path.cwd(), Path(harness.__file__).resolve().parents[1]]
+    return [Path.home(), Path.cwd(), repo_root()]
 
 
 def snapshot(folders: list[Path]) -> dict:
     """Every file and folder (not hidden, not a cache) a few levels down, with its size and time of change; a folder
     too large to list is left out rather than half-watched."""
     seen: dict = {}
+    rebuilt = {str(repo_root() / name) for name in REBUILT}
     for root in dict.fromkeys(f.resolve() for f in folders):
         if root == Path(root.anchor) or root == Path(tempfile.gettempdir()).resolve():
             continue
@@ -55,7 +63,7 @@ def snapshot(folders: list[Path]) -> dict:
             except OSError:
                 continue
             for entry in entries:
-                if entry.name.startswith(".") or entry.name in SKIPPED:
+                if entry.name.startswith(".") or entry.name in SKIPPED or entry.path in rebuilt:
                     continue
                 try:
                     st = entry.stat(follow_symlinks=False)
