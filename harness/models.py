@@ -228,7 +228,7 @@ class AnthropicClient:
         worker = threading.Thread(target=call, name="harness-model-call", daemon=True)
         start = time.monotonic()
         deadline, every = start + self.deadline_s, wait_notice_every(self.deadline_s)
-        next_notice = start + every
+        next_notice, told = start + every, False
         worker.start()
         while True:
             now = time.monotonic()
@@ -241,8 +241,11 @@ class AnthropicClient:
             if now >= next_notice and now < deadline:
                 if self.on_wait is not None:
                     self.on_wait(now - start, self.deadline_s)
-                next_notice += every
+                next_notice, told = next_notice + every, True
         if worker.is_alive():
+            # a machine too busy to wake for a notice: the caller hears once before the call is given up
+            if self.on_wait is not None and not told:
+                self.on_wait(min(time.monotonic() - start, self.deadline_s), self.deadline_s)
             self._abandon()
             raise APIError(0, texts.API_DEADLINE.format(seconds=f"{self.deadline_s:g}"))
         if "error" in outcome:

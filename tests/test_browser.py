@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 import pytest
@@ -72,18 +73,19 @@ def sandbox(tmp_path_factory):
     return root, env
 
 
-def serve(command, cwd: Path, env: dict, ready_path: str) -> tuple[subprocess.Popen, int]:
-    """COMMAND(port) started on a free port, once READY_PATH answers there: (the server, its port). The server may not
-    move to another port (port_retries=0: it would answer where nobody looks), so a port that another run took between
-    free_port() and the server's bind ends the server, and the next free port is tried."""
+def serve(command, cwd: Path, env: dict, ready_path: str) -> tuple[subprocess.Popen, str]:
+    """COMMAND(port, base) started on a free port under a base path of its own, once READY_PATH answers there: (the
+    server, its base URL). The server may not move to another port (port_retries=0: it would answer where nobody
+    looks), so a port that another run took between free_port() and the server's bind ends the server, and the next
+    free port is tried; the base path is this server's alone, so another run's server on that port never answers."""
     for _ in range(5):
-        port = free_port()
+        port, base = free_port(), f"/run-{uuid.uuid4().hex[:12]}/"
         proc = subprocess.Popen(
-            command(port), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            command(port, base), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         try:
-            wait_for_http(f"http://127.0.0.1:{port}{ready_path}", proc)
-            return proc, port
+            wait_for_http(f"http://127.0.0.1:{port}{base}{ready_path}", proc)
+            return proc, f"http://127.0.0.1:{port}{base}"
         except RuntimeError as err:  # the server exited
             if "in use" not in str(err) and "no available port" not in str(err):
                 raise
@@ -284,8 +286,8 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
 def test_crash_lab_in_jupyterlab(sandbox):
     """At 1280x720 with the file browser open beside the notebook."""
     root, env = sandbox
-    proc, port = serve(
-        lambda port: [
+    proc, url = serve(
+        lambda port, base: [
             str(BIN / "jupyter"),
             "lab",
             "--no-browser",
@@ -297,16 +299,17 @@ def test_crash_lab_in_jupyterlab(sandbox):
             "--ServerApp.password=",
             "--LabApp.expose_app_in_browser=True",
             f"--ServerApp.root_dir={root}",
+            f"--ServerApp.base_url={base}",
         ],
         root,
         env,
-        "/api/status",
+        "api/status",
     )
     try:
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport=SCREEN)
-            page.goto(f"http://127.0.0.1:{port}/lab/tree/crash_lab.ipynb")
+            page.goto(f"{url}lab/tree/crash_lab.ipynb")
             page.wait_for_function(
                 "window.jupyterapp && window.jupyterapp.shell.currentWidget"
                 " && window.jupyterapp.shell.currentWidget.sessionContext"
@@ -337,24 +340,25 @@ def voila_top(page) -> None:
 def test_crash_lab_in_voila(sandbox):
     """The presenter notebook on a projector: 1920x1080 at 150 % zoom. The lab is the first thing on the screen."""
     root, env = sandbox
-    proc, port = serve(
-        lambda port: [
+    proc, url = serve(
+        lambda port, base: [
             str(BIN / "voila"),
             "crash_lab_presenter.ipynb",
             "--no-browser",
             f"--port={port}",
             "--Voila.port_retries=0",
             "--Voila.ip=127.0.0.1",
+            f"--Voila.base_url={base}",
         ],
         root,
         env,
-        "/",
+        "",
     )
     try:
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport=SCREEN, device_scale_factor=1.5)
-            page.goto(f"http://127.0.0.1:{port}/", timeout=90_000)
+            page.goto(url, timeout=90_000)
             page.wait_for_selector(".lab-root button.lab-run", timeout=90_000)
             within_the_screen(page, "button.lab-run")
             top = page.locator(".lab-root").bounding_box()

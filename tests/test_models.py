@@ -148,5 +148,31 @@ def test_the_deadline_is_for_the_whole_call_and_the_caller_hears_it_is_waiting()
     with pytest.raises(APIError, match="上限の 2 秒以内に返りませんでした"):
         client.messages.create(tools=TOOL_SCHEMAS, messages=[{"role": "user", "content": "t"}])
     assert time.monotonic() - start < 50  # given up at the deadline, not when the server answered
-    assert heard and all(deadline == 2 and 0 < elapsed < 2 for elapsed, deadline in heard)
+    assert heard and all(
+        deadline == 2 and 0 < elapsed <= 2 for elapsed, deadline in heard
+    )  # told before giving up
     assert wait_notice_every(DEFAULT_DEADLINE_S) == 10 and wait_notice_every(2) == 0.5
+
+
+def test_a_caller_too_busy_to_wake_for_a_notice_still_hears_once_before_the_call_is_given_up(monkeypatch):
+    httpx2 = pytest.importorskip("httpx2")
+    import time
+
+    from harness import models
+
+    def slow(request):
+        time.sleep(60)
+        return httpx2.Response(500)
+
+    monkeypatch.setattr(models, "wait_notice_every", lambda deadline_s: 3600)  # no notice falls due in time
+    heard = []
+    client = AnthropicClient(
+        api_key="sk-test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(slow)),
+        deadline_s=0.5,
+        on_wait=lambda elapsed, deadline: heard.append((elapsed, deadline)),
+    )
+    with pytest.raises(APIError, match="上限の 0.5 秒以内に返りませんでした"):
+        client.messages.create(tools=TOOL_SCHEMAS, messages=[{"role": "user", "content": "t"}])
+    assert heard == [(0.5, 0.5)]

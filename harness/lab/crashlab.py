@@ -872,10 +872,13 @@ class CrashLab:
         while self.poll():
             await asyncio.sleep(0.05)
 
-    def wait(self, timeout: float = 30) -> None:
-        """Poll a real process until it ends (outside a kernel's event loop)."""
+    def wait(self, timeout: float = 300) -> None:
+        """Poll a real process until it ends (outside a kernel's event loop); a process still running at the timeout
+        is a hang, said as one (never a silent return that reads as a finished run)."""
         deadline = time.monotonic() + timeout
-        while self.poll() and time.monotonic() < deadline:
+        while self.poll():
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"the lab's process still runs after {timeout:g} s")
             time.sleep(0.02)
 
     def poll(self) -> bool:
