@@ -190,7 +190,7 @@ class WatchedProcess:
         extra = {"HARNESS_EVENTS_FILE": str(Path(events_file).resolve())}
         if crash_after:
             extra.update(CRASH_AFTER=crash_after, CRASH_MODE="sigkill")
-        if slow_ms and not IN_BROWSER:  # (in the browser the run goes to its end before anyone could watch it)
+        if slow_ms and not IN_BROWSER:  # (in the browser a run ends before anyone could watch it)
             extra["HARNESS_SLOW_MS"] = str(slow_ms)
         self.events_file = Path(events_file)
         self.events_file.unlink(missing_ok=True)
