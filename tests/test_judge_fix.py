@@ -240,3 +240,19 @@ def test_a_right_fix_leaves_the_watched_folders_alone(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     verdict = check_level2_fix(LESSON_MINIMAL)
     assert verdict.passed, verdict.report()
+
+
+def test_the_reports_length_is_compared_loosely_whatever_the_catalogues_wording():
+    from harness.exercises.fixcheck import comparable, loose_length
+
+    assert (
+        comparable("report.txt に 123 文字のレポートを書き出しました")
+        == "report.txt に # 文字のレポートを書き出しました"
+    )
+    english = loose_length(
+        "Wrote {length} characters to {path}"
+    )  # an edition with the parts in another order
+    assert english.sub(r"\1#\2", "Wrote 123 characters to report.txt") == "Wrote # characters to report.txt"
+    assert (
+        english.sub(r"\1#\2", "Wrote many characters to report.txt") == "Wrote many characters to report.txt"
+    )

@@ -369,7 +369,16 @@ def results_problem(learner: list, lesson: list, pairing_only: bool = False) -> 
     return None
 
 
-REPORT_RESULT = re.compile(r"^(.+ に )\d+( 文字のレポートを書き出しました)$")
+def loose_length(template: str) -> re.Pattern:
+    """A tool result written from TEMPLATE, its {length} matched as any number (and kept out of a comparison)."""
+    before, after = (
+        re.escape(part).replace(re.escape("{path}"), ".+") for part in template.split("{length}")
+    )
+    return re.compile(f"^({before})\\d+({after})$")
+
+
+# write_report's result: its length is the one part compared loosely
+REPORT_RESULT = loose_length(texts.WRITE_REPORT_RESULT)
 
 
 def comparable(value: object) -> object:

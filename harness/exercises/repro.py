@@ -246,10 +246,12 @@ def check_repro(
 
 
 STEPS = [("wrong", "2"), ("fixed", "2"), ("wrong", "3"), ("fixed", "3"), ("wrong", None), ("fixed", None)]
+# The catalogue's keys of the eight steps (REPRO_STEPS): the six runs, then the two resumes.
+STEP_KEYS = [*(f"{order}-{n or 'none'}" for order, n in STEPS), "resume-wrong", "resume-fixed"]
 
 
 def _check(verdict: Verdict, script: Path, tmp: Path, time_limit: float) -> None:
-    labels = texts.REPRO_STEP_LABELS  # the six runs of STEPS, then the two resumes
+    steps = [texts.REPRO_STEPS[key] for key in STEP_KEYS]
     folders = {}
     placeholder_noted = False
     for i, (order, n) in enumerate(STEPS):
@@ -271,10 +273,10 @@ def _check(verdict: Verdict, script: Path, tmp: Path, time_limit: float) -> None
         if problem:
             verdict.fail(problem)
             _cut_note(verdict, proc)
-            for rest in labels[i + 1 :]:
-                verdict.skip(rest.split(":")[0])
+            for rest in steps[i + 1 :]:
+                verdict.skip(rest["name"])
             return
-        verdict.ok(labels[i])
+        verdict.ok(steps[i]["label"])
         entry = _ledger(work).get(f"toolu_0{n}") if order == "wrong" and n else None
         placeholder = _result(entry) if isinstance(entry, dict) else None
         if placeholder is not None and not placeholder_noted:
@@ -284,10 +286,10 @@ def _check(verdict: Verdict, script: Path, tmp: Path, time_limit: float) -> None
         problem = _judge_resume(order, folders[(order, "3")])
         if problem:
             verdict.fail(problem)
-            for rest in labels[i + 1 :]:
-                verdict.skip(rest.split(":")[0])
+            for rest in steps[i + 1 :]:
+                verdict.skip(rest["name"])
             return
-        verdict.ok(labels[i])
+        verdict.ok(steps[i]["label"])
 
 
 def _cut_note(verdict: Verdict, proc) -> None:
@@ -392,11 +394,8 @@ def _claims_problem(what: str, output: str, tid: str, truth: bool) -> str | None
         if absent == present:
             continue
         if present != truth:
-            return texts.JUDGE_FALSE_CLAIM.format(
-                what=what,
-                line=line.strip()[:120],
-                tid=tid,
-                truth=texts.JUDGE_CLAIM_PRESENT if truth else texts.JUDGE_CLAIM_ABSENT,
+            return texts.JUDGE_FALSE_CLAIM["present" if truth else "absent"].format(
+                what=what, line=line.strip()[:120], tid=tid
             )
     return None
 

@@ -820,9 +820,9 @@ class CrashLab:
         facts = {moment: recovery_facts(folder, scenario) for moment, folder in folders.items()}
         resumed = {}
         for moment, folder in folders.items():
-            lines = []
-            run_in_folder(folder, scenario, resume=True, listeners=[self._collect(lines)])
-            reconcile = [line for line in lines if "[reconcile]" in line]
+            events: list[Event] = []
+            run_in_folder(folder, scenario, resume=True, listeners=[events.append])
+            reconcile = [format_event(e.kind, e.data) for e in events if e.kind == "reconcile"]
             resumed[moment] = reconcile[0] if reconcile else NO_RECONCILE
         self.compared = {"turn": turn, "rows": rows, "facts": facts, "resumed": resumed, "folders": folders}
         # the lab's own resume line and facts would sit above the table as if they were the comparison's
@@ -840,15 +840,6 @@ class CrashLab:
         self._set_status(summary)
         self._say(f"--- {summary}")
         self.flush()
-
-    @staticmethod
-    def _collect(lines: list[str]):
-        def listener(event: Event) -> None:
-            line = format_event(event.kind, event.data)
-            if line is not None:
-                lines.append(line)
-
-        return listener
 
     # ---- a real process -------------------------------------------------------------------------------------------
     def _start_process(self, args: list[str], crash: bool) -> None:
