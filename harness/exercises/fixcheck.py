@@ -28,12 +28,15 @@ from pathlib import Path
 
 from .. import texts
 from ..texts import RECONCILE_LINES
+from ..vocab import NOTES_FILE, OUTPUT_FILES, STATE_FILES
 from . import Verdict, internal_error, no_paths
 from .answers import MISSING, show
 from .jail import OUTPUT_LIMIT, TIME_LIMIT_S, end_session, outside, snapshot, watched_folders
 
 TITLE = texts.FIX_TITLE
 API_KEYS = {"type", "tool_use_id", "content", "is_error"}
+# The names of the harness's own files in a work folder: any other file there is one the learner's code made.
+HARNESS_NAMES = {*OUTPUT_FILES, *STATE_FILES, NOTES_FILE}
 GROUPS = texts.FIX_GROUPS
 
 
@@ -482,8 +485,14 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                 notes,
             )
         if mine.get("files") != theirs.get("files"):
-            extra = sorted(set(mine.get("files") or []) - set(theirs.get("files") or []))
-            return texts.FIX_EXTRA_FILES[when].format(files=extra), notes
+            files, lessons = set(mine.get("files") or []), set(theirs.get("files") or [])
+            own = sorted(f for f in files - lessons if f not in HARNESS_NAMES and not f.endswith(".tmp"))
+            if (
+                not own or files - set(own) != lessons
+            ):  # a harness file too many or too few, or a temp file left
+                return texts.FIX_EXTRA_FILES[when].format(files=sorted(files - lessons)), notes
+            if texts.FIX_OWN_FILES_NOTE.format(files=own) not in notes:  # a debug log: beyond the 完了基準
+                notes.append(texts.FIX_OWN_FILES_NOTE.format(files=own))
         if not mine.get("killed"):
             problem = results_problem(mine.get("results") or [], theirs.get("results") or [], beyond)
             if problem:
