@@ -8,12 +8,10 @@ never a traceback.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import signal
 import sys
-import time
 from pathlib import Path
 
 from . import settings, texts
@@ -31,10 +29,9 @@ from .lock import hold_workdir
 from .loop import run_agent
 from .models import DEFAULT_DEADLINE_S, APIError, ScriptedModel, api_kind
 from .run import Run, wall_clock_ms
-from .store import append_line
 from .tools import TOOL_SCHEMAS
 from .transcript import print_transcript, terminal_safe, untrusted
-from .vocab import CHECKPOINT_FILE, CRASH_LABELS, DEFAULT_WORKDIR, EXIT_CRASHED, LABEL_AFTER_EVENT
+from .vocab import CHECKPOINT_FILE, CRASH_LABELS, DEFAULT_WORKDIR, EXIT_CRASHED
 from .workdir import outputs_gone
 
 EXIT_INTERRUPTED = 130  # what a shell shows for Ctrl-C
@@ -125,38 +122,14 @@ def crash_plan_from_env(env) -> CrashPlan | None:
     return CrashPlan.from_env(env.get("CRASH_AFTER"), env.get("CRASH_MODE"))
 
 
-# The steps a slow-motion run pauses after: the moments a crash can be placed at, and the resume's two.
-STEP_EVENTS = (*LABEL_AFTER_EVENT, "resume", "reconcile")
-
-
-def event_log(path: str):
-    """A listener appending each event as one JSON line (HARNESS_EVENTS_FILE): how the Crash Lab watches a process."""
-
-    def write(event) -> None:  # never through a planted link, never blocking on a FIFO
-        append_line(Path(path), json.dumps({"kind": event.kind, **event.data}, ensure_ascii=False))
-
-    return write
-
-
-def slow_motion(ms: int):
-    """A listener pausing after each step (HARNESS_SLOW_MS), so a class can watch a real process and kill it."""
-
-    def pause(event) -> None:
-        if event.kind in STEP_EVENTS:
-            time.sleep(ms / 1000)
-
-    return pause
-
-
 def listeners_from_env(env) -> list:
-    listeners = [print_transcript]
-    events_file = settings.events_file(env)  # cli() checked it against the work folder (harness/settings.py)
-    if events_file:
-        listeners.append(event_log(events_file))
+    """The transcript, and what the Crash Lab asks for: an events file, slow motion (harness/lab/hooks.py)."""
     slow = settings.whole_number(env, "HARNESS_SLOW_MS", 6, texts.BAD_SLOW_MS)
-    if slow:
-        listeners.append(slow_motion(slow))
-    return listeners
+    if not (slow or env.get("HARNESS_EVENTS_FILE")):
+        return [print_transcript]
+    from .lab.hooks import crash_lab_listeners
+
+    return [print_transcript, *crash_lab_listeners(env, slow)]
 
 
 def make_client(real: bool, env=os.environ, parallel: bool = False):
@@ -209,6 +182,10 @@ def run_command(options: Options, env=os.environ) -> int:
         return EXIT_ERROR
     try:
         settings.check(env, options)  # every setting as documented, or refused by name (harness/settings.py)
+        if env.get("HARNESS_EVENTS_FILE"):  # the Crash Lab's: never a file of the task (harness/lab/hooks.py)
+            from .lab.hooks import events_file
+
+            events_file(env, options.workdir, options.database_url or env.get("HARNESS_DATABASE_URL"))
         workdir = Path(options.workdir)
         if os.path.lexists(workdir) and not workdir.is_dir():
             raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=workdir))

@@ -1,7 +1,7 @@
 """Every setting the command line takes from the environment, read in one place: exactly as documented, or refused
 with its name and the values it accepts. A setting is never silently ignored or half-read: `true`, `yes` or "1 " for a
 switch is refused (not quietly "off"), a misspelt HARNESS_ name is refused, an engine setting without the engine is
-refused, and the events file may not be any file of the task or of the harness.
+refused. (The Crash Lab's HARNESS_EVENTS_FILE is checked by harness/lab/hooks.py.)
 
 check(env, options) runs once, before anything is written; the readers below are what the rest of the package calls
 (harness/beyond/engine_dbos.py reads its switches with switch(env, NAME) too).
@@ -10,14 +10,11 @@ check(env, options) runs once, before anything is written; the readers below are
 from __future__ import annotations
 
 import math
-import os
 import re
-from pathlib import Path
 
 from . import texts
 from .errors import HarnessError
 from .transcript import untrusted
-from .vocab import CLEANED_BY_A_FRESH_START, NOTES_FILE, STATE_FILES
 
 # On/off settings: "1" is on; "0" or empty (or unset) is off; anything else is refused.
 SWITCHES = ("HARNESS_DEBUG", "HARNESS_IDEMPOTENT_TOOLS")
@@ -95,46 +92,6 @@ def model_id(env) -> str | None:
     return value or None
 
 
-def _spellings(path) -> set[str]:
-    """The path as written (made absolute, `..` folded) and as the system resolves it (links followed)."""
-    return {os.path.abspath(path), os.path.realpath(path)}
-
-
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
-def _sqlite_file(url: str | None) -> str | None:
-    """The file of a sqlite:///FILE URL, else None."""
-    if not url or not url.startswith("sqlite:///"):
-        return None
-    return url[len("sqlite:///") :].split("?", 1)[0] or None
-
-
-def events_file(env, workdir=None, database_url: str | None = None) -> str | None:
-    """HARNESS_EVENTS_FILE, or None. Refused when it names the work folder or anything in it (the task's notes and
-    outputs, the checkpoint, the ledger, the tool log, their temp files, the engine's database), however spelt, or
-    the engine's SQLite database given by URL (and the files SQLite keeps beside it). Without a work folder to
-    compare with (a notebook calling main() itself), at least a name the harness uses for its files is refused."""
-    value = _value(env, "HARNESS_EVENTS_FILE")
-    if not value:
-        return None
-    shown = untrusted(value)
-    if workdir is None:
-        if Path(value).name in (*STATE_FILES, *CLEANED_BY_A_FRESH_START, NOTES_FILE):
-            raise HarnessError(texts.BAD_EVENTS_FILE.format(value=shown))
-        return value
-    targets = _spellings(value)
-    if any(_inside(t, w) for t in targets for w in _spellings(workdir)):
-        raise HarnessError(texts.EVENTS_FILE_IN_WORKDIR.format(value=shown, workdir=untrusted(workdir)))
-    database = _sqlite_file(database_url)
-    if database:
-        files = {s + tail for s in _spellings(database) for tail in ("", "-journal", "-wal", "-shm")}
-        if targets & files:
-            raise HarnessError(texts.EVENTS_FILE_IS_DATABASE.format(value=shown))
-    return value
-
-
 def check(env, options) -> None:
     """Read every setting once, before anything is written: a HarnessError naming the first one that is not as
     documented (the command line turns it into its message and exit 1)."""
@@ -152,5 +109,3 @@ def check(env, options) -> None:
     whole_number(env, "HARNESS_FIXED_TIME_MS", 15, texts.BAD_FIXED_TIME)
     seconds(env, "HARNESS_API_DEADLINE_S", texts.BAD_API_DEADLINE)
     model_id(env)
-    url = getattr(options, "database_url", None) or env.get("HARNESS_DATABASE_URL")
-    events_file(env, options.workdir, url)

@@ -11,6 +11,7 @@ import itertools
 import json
 import re
 import shutil
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -237,11 +238,10 @@ true, false, null = True, False, None
 
 
 def _offer_js_literals() -> None:
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    shell = get_ipython()
+    ipython = sys.modules.get(
+        "IPython"
+    )  # loaded in a kernel; never imported here (the command line imports .hooks)
+    shell = ipython.get_ipython() if ipython is not None else None
     if shell is not None:
         for name, value in (("true", True), ("false", False), ("null", None)):
             shell.user_ns.setdefault(name, value)

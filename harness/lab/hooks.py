@@ -1,0 +1,85 @@
+"""What the Crash Lab asks of a real `python -m harness` process: each event appended to HARNESS_EVENTS_FILE as one
+JSON line (which harness.lab.process reads back), and a pause after each step (HARNESS_SLOW_MS), so a class can watch
+a run and kill it. The command line imports this only when either setting is given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from .. import texts
+from ..errors import HarnessError
+from ..store import append_line
+from ..transcript import untrusted
+from ..vocab import CLEANED_BY_A_FRESH_START, LABEL_AFTER_EVENT, NOTES_FILE, STATE_FILES
+
+# The steps a slow-motion run pauses after: the moments a crash can be placed at, and the resume's two.
+STEP_EVENTS = (*LABEL_AFTER_EVENT, "resume", "reconcile")
+
+
+def event_log(path: str):
+    """A listener appending each event as one JSON line: how the Crash Lab watches a process."""
+
+    def write(event) -> None:  # never through a planted link, never blocking on a FIFO
+        append_line(Path(path), json.dumps({"kind": event.kind, **event.data}, ensure_ascii=False))
+
+    return write
+
+
+def slow_motion(ms: int):
+    """A listener pausing `ms` milliseconds after each step."""
+
+    def pause(event) -> None:
+        if event.kind in STEP_EVENTS:
+            time.sleep(ms / 1000)
+
+    return pause
+
+
+def crash_lab_listeners(env, slow_ms: int | None) -> list:
+    """The listeners the environment asks for (the command line has checked the events file against its folder)."""
+    events = events_file(env)
+    return [*([event_log(events)] if events else []), *([slow_motion(slow_ms)] if slow_ms else [])]
+
+
+def _spellings(path) -> set[str]:
+    """The path as written (made absolute, `..` folded) and as the system resolves it (links followed)."""
+    return {os.path.abspath(path), os.path.realpath(path)}
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _sqlite_file(url: str | None) -> str | None:
+    """The file of a sqlite:///FILE URL, else None."""
+    if not url or not url.startswith("sqlite:///"):
+        return None
+    return url[len("sqlite:///") :].split("?", 1)[0] or None
+
+
+def events_file(env, workdir=None, database_url: str | None = None) -> str | None:
+    """HARNESS_EVENTS_FILE, or None. Refused when it names the work folder or anything in it (the task's notes and
+    outputs, the checkpoint, the ledger, the tool log, their temp files, the engine's database), however spelt, or
+    the engine's SQLite database given by URL (and the files SQLite keeps beside it). Without a work folder to
+    compare with (a notebook calling main() itself), at least a name the harness uses for its files is refused."""
+    value = env.get("HARNESS_EVENTS_FILE") or ""
+    if not value:
+        return None
+    shown = untrusted(value)
+    if workdir is None:
+        if Path(value).name in (*STATE_FILES, *CLEANED_BY_A_FRESH_START, NOTES_FILE):
+            raise HarnessError(texts.BAD_EVENTS_FILE.format(value=shown))
+        return value
+    targets = _spellings(value)
+    if any(_inside(t, w) for t in targets for w in _spellings(workdir)):
+        raise HarnessError(texts.EVENTS_FILE_IN_WORKDIR.format(value=shown, workdir=untrusted(workdir)))
+    database = _sqlite_file(database_url)
+    if database:
+        files = {s + tail for s in _spellings(database) for tail in ("", "-journal", "-wal", "-shm")}
+        if targets & files:
+            raise HarnessError(texts.EVENTS_FILE_IS_DATABASE.format(value=shown))
+    return value
