@@ -16,11 +16,14 @@ from pathlib import Path
 
 from . import settings, texts
 from .beyond.cli import (
+    MODE_FLAGS,
+    MODE_OPTIONS,
+    MODE_VALUED,
     engine_interrupted,
     engine_resumable,
-    main_beyond,
-    main_dbos,
+    mode_arguments_problem,
     refuse_another_mode_on_disk,
+    run_mode,
     shared_database,
 )
 from .crash import CrashPlan, SimulatedCrash
@@ -48,9 +51,9 @@ class Options:
 
     def __init__(self, resume: bool = False, workdir: str = DEFAULT_WORKDIR, real: bool = False) -> None:
         self.resume, self.workdir, self.real = resume, workdir, real
-        self.parallel = self.idempotent = False  # beyond the lesson (harness/beyond/scenarios.py)
-        self.engine: str | None = None  # --engine dbos
-        self.database_url: str | None = None  # --database-url (with --engine dbos)
+        self.__dict__.update(
+            MODE_OPTIONS
+        )  # beyond the lesson: --parallel, --engine dbos, ... (harness/beyond/cli.py)
 
 
 # fmt: off
@@ -65,15 +68,14 @@ def main(options: Options, env=os.environ) -> str:
 
 
 def run_from_env(options: Options, env) -> Run:
-    """The run main() builds, for the modes beyond the lesson: the folder, and the clock, crash plan and listeners
-    the environment asks for."""
+    """The run main() builds, for the modes beyond the lesson."""
     return Run(options.workdir, clock=clock_from_env(env), crash=crash_plan_from_env(env),
                listeners=listeners_from_env(env))  # fmt: skip
 
 
 # The switches and the options that take a value, each with the Options attribute it sets.
-FLAGS = {"--resume": "resume", "--real": "real", "--parallel": "parallel", "--idempotent": "idempotent"}
-VALUED = {"--workdir": "workdir", "--engine": "engine", "--database-url": "database_url"}
+FLAGS = {"--resume": "resume", "--real": "real", **MODE_FLAGS}
+VALUED = {"--workdir": "workdir", **MODE_VALUED}
 
 
 def parse_args(argv: list[str]) -> Options:
@@ -93,17 +95,13 @@ def parse_args(argv: list[str]) -> Options:
             raise SystemExit(0)
         else:
             _usage_error(texts.BAD_ARGUMENT.format(arg=untrusted(arg), usage=USAGE.splitlines()[0]))
-    engine = options.engine
     if not options.workdir.strip():
         _usage_error(texts.EMPTY_WORKDIR)
     if re.search("[\x00-\x1f\x7f-\x9f\u2028\u2029]", options.workdir):  # a newline splits each line naming it
         _usage_error(texts.UNPRINTABLE_WORKDIR.format(shown=untrusted(options.workdir)))
-    if engine not in (None, "dbos"):
-        _usage_error(texts.DBOS_BAD_ENGINE.format(value=untrusted(engine)))
-    if options.database_url and engine is None:
-        _usage_error(texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url"))
-    if engine and (options.parallel or options.idempotent):
-        _usage_error(texts.ENGINE_WITH_SCENARIO)
+    problem = mode_arguments_problem(options)
+    if problem:
+        _usage_error(problem)
     return options
 
 
@@ -193,13 +191,7 @@ def run_command(options: Options, env=os.environ) -> int:
             raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
         workdir.mkdir(parents=True, exist_ok=True)
         refuse_another_mode_on_disk(options)  # a --resume continues the task in the mode it was started in
-        if options.engine == "dbos":  # beyond the lesson (notebook 13)
-            main_dbos(options, run_from_env(options, env), make_client(options.real), env)
-        elif options.parallel or options.idempotent:  # beyond the lesson (notebooks 11, 12)
-            # the scenario's scripted model, or the real API (several tool_use blocks a turn with --parallel)
-            real = make_client(True, env, parallel=options.parallel) if options.real else None
-            main_beyond(options, run_from_env(options, env), real)
-        else:
+        if not run_mode(options, env, run_from_env, make_client):  # beyond the lesson (harness/beyond/cli.py)
             main(options, env)
         gone = outputs_gone(workdir)  # a finished task resumed after its output was removed: say so
         if gone:
@@ -236,11 +228,8 @@ def run_command(options: Options, env=os.environ) -> int:
 
 
 def _tolerate_any_terminal() -> None:
-    """A terminal that cannot show Japanese (ASCII, Latin-1) gets escapes instead of a crash.
-
-    And no "Exception ignored" noise: an object that Ctrl-C left half-built (the SDK's HTTP client) may fail in
-    its finalizer at exit, which tells the person nothing (HARNESS_DEBUG=1 keeps Python's report).
-    """
+    """A terminal that cannot show Japanese gets escapes instead of a crash; and no "Exception ignored" noise from an
+    object Ctrl-C left half-built (the SDK's HTTP client) at exit (HARNESS_DEBUG=1 keeps Python's report)."""
     if not settings.debug_on(os.environ):
         sys.unraisablehook = lambda unraisable: None
     for stream in (sys.stdout, sys.stderr):
@@ -280,12 +269,8 @@ def _interrupt_once(signum, frame) -> None:
 
 
 def _run() -> int:
-    """The command (its arguments, then run_command()) with Ctrl-C taken once; a Ctrl-C that lands outside
-    run_command()'s handling still exits 130, quietly.
-
-    Not when started with Ctrl-C ignored, nor outside the main thread (ValueError). Until here, the package's
-    start-up handler (harness/__init__.py) ends a Ctrl-C quietly.
-    """
+    """The command (its arguments, then run_command()) with Ctrl-C taken once (not when started with it ignored):
+    one outside run_command()'s handling still exits 130, quietly. Before this, harness/__init__.py takes it."""
     with contextlib.suppress(ValueError):
         if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, _interrupt_once)

@@ -3,10 +3,9 @@
 The lesson's blocks carry no crash code. A CrashPlan listens to the events the blocks already emit (save_a, tool_ran,
 effect_written, save_b) and dies right after the N-th one of its label: the lesson's crashPoint(label).
 
-Beyond the lesson, four labels aim inside the atomic writer (a temp file half written, or written but not renamed).
-The plan reaches them from the same events: when the N-th write of that file has just finished, it puts the disk
-back to the state a kill inside the writer leaves (the new bytes, or half of them, in NAME.tmp; the previous file
-untouched) and dies there. It knows the previous file because it keeps what each file held at the event before.
+Beyond the lesson, four labels aim inside the atomic writer: right after the N-th write of that file, the plan puts
+the disk back as a kill inside the writer leaves it (the new bytes, or half of them, in NAME.tmp; the previous file,
+kept from the event before, untouched) and dies there.
 """
 
 from __future__ import annotations

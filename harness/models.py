@@ -151,17 +151,12 @@ class ResponseRefused(APIError):
 
 
 class AnthropicClient:
-    """The real Messages API behind the same create() call; anthropic is imported only when this is built.
+    """The real Messages API behind the same create() call (anthropic is imported only when this is built): the key
+    from ANTHROPIC_API_KEY (read by the SDK), SDK errors as APIError, as the scripted model raises them.
 
-    The key comes only from the environment (ANTHROPIC_API_KEY, read by the SDK itself) and the model id from
-    ANTHROPIC_MODEL, else DEFAULT_MODEL. SDK errors become APIError, so the loop and the command line treat the
-    real API and the scripted model alike.
-
-    Nothing the server sends is believed: the body is parsed as strict JSON (no NaN) and checked against the same
-    rules the checkpoint loader applies (scene.response_problem) before the loop sees it, so an odd response stops
-    the run with the last checkpoint intact instead of being saved. A call, retries included, is given up after
-    `deadline_s` seconds however the server behaves (a stall, one byte every few seconds); while it waits,
-    `on_wait(elapsed_s, deadline_s)` is called every few seconds.
+    Nothing the server sends is believed: the body is strict JSON checked by store.response_problem before the loop
+    sees it, so an odd response stops the run with the last checkpoint intact. A call, retries included, is given
+    up after `deadline_s` however the server behaves; while it waits, on_wait(elapsed_s, deadline_s) is called.
     """
 
     def __init__(
@@ -182,9 +177,7 @@ class AnthropicClient:
         self.parallel = bool(parallel)  # beyond the lesson: --parallel (several tool_use blocks a turn)
         self.deadline_s = float(deadline_s)
         self.on_wait = on_wait
-        self.max_tool_uses = (
-            max_tool_uses if max_tool_uses is not None else (MANY_TOOL_USES if parallel else 1)
-        )
+        self.max_tool_uses = max_tool_uses or (MANY_TOOL_USES if parallel else 1)
         self._anthropic = anthropic
         self._kwargs = {"timeout": self.deadline_s, "max_retries": 2, **client_kwargs}
         self._client = anthropic.Anthropic(**self._kwargs)

@@ -60,10 +60,8 @@ class Run:
         self.at_fresh_start: list[Callable[[Path], None]] = []
 
     def emit(self, kind: str, **data: object) -> None:
-        """Tell every listener; a listener that fails is dropped (the task never dies for its audience).
-
-        Then the crash plan, if any, may stop the run right here (after the listeners heard the event).
-        """
+        """Tell every listener (one that fails is dropped: the task never dies for its audience), then let the crash
+        plan, if any, stop the run right here."""
         event = Event(kind, data)
         for listener in list(self.listeners):
             try:

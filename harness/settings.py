@@ -1,10 +1,7 @@
-"""Every setting the command line takes from the environment, read in one place: exactly as documented, or refused
-with its name and the values it accepts. A setting is never silently ignored or half-read: `true`, `yes` or "1 " for a
-switch is refused (not quietly "off"), a misspelt HARNESS_ name is refused, an engine setting without the engine is
-refused. (The Crash Lab's HARNESS_EVENTS_FILE is checked by harness/lab/hooks.py.)
-
-check(env, options) runs once, before anything is written; the readers below are what the rest of the package calls
-(harness/beyond/engine_dbos.py reads its switches with switch(env, NAME) too).
+"""The settings the command line takes from the environment: exactly as documented, or refused with the name and
+the values accepted, never silently ignored (`yes` for a switch, a misspelt HARNESS_ name, an engine setting without
+the engine). check(env, options) runs once, before anything is written; the readers below are what the rest of the
+package calls. (The Crash Lab's HARNESS_EVENTS_FILE is checked by harness/lab/hooks.py.)
 """
 
 from __future__ import annotations

@@ -71,11 +71,8 @@ def append_line(path: Path, line: str) -> None:
 
 
 def write_new_file(path: Path, data: bytes) -> None:
-    """Write a brand-new file (whatever stood under that name is unlinked first, never written through), fsynced.
-
-    The temp file of a state file (checkpoint.json.tmp, effects.json.tmp) is written only if the loader would read
-    it back: whatever a model or a learner's client hands over, the harness never saves a file it would refuse.
-    """
+    """Write a brand-new file, fsynced (what stood under that name is unlinked, never written through); a state
+    file's temp file only if the loader would read it back (the harness never saves a file it would refuse)."""
     path = Path(path)
     final = _STATE_TEMP_FILES.get(path.name)
     problem = final and saved_state_problem(final, data)
@@ -133,11 +130,8 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dump_json(obj: object) -> bytes:
-    """Indented UTF-8 JSON with Japanese readable; refuses NaN and Infinity (the loader would refuse them).
-
-    A lone surrogate is written as its JSON escape (\\ud800), which reads back as the same text: the bytes are always
-    UTF-8, and whether such text may be saved at all is the state-file check's decision (is_json_safe), not a crash.
-    """
+    """Indented UTF-8 JSON with Japanese readable; refuses NaN and Infinity (the loader would refuse them). A lone
+    surrogate is written as its escape (\\ud800); whether it may be saved is is_json_safe's decision, not a crash."""
     text = json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False)
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
 
@@ -184,10 +178,8 @@ def file_problem_message(path: Path, err: OSError) -> str:
 
 
 def read_json(path: Path, unparsable: str) -> object:
-    """A state file's JSON; FileNotFoundError passes through, every other failure is a HarnessError naming the file.
-
-    Never modifies or deletes the file.
-    """
+    """A state file's JSON (never modified): FileNotFoundError passes through, any other failure is a HarnessError
+    naming the file."""
     try:
         raw = read_bytes(path)
     except FileNotFoundError:
@@ -293,10 +285,8 @@ def keys_problem(cp: object, keys: tuple) -> str | None:
 
 
 def checkpoint_problem(cp: object) -> str | None:
-    """What is wrong with a parsed checkpoint's shape, in Japanese, or None if it is the lesson's format.
-
-    Its conversation must be one the API accepts as it stands (pairing_fault): a resume sends it again.
-    """
+    """What is wrong with a parsed checkpoint's shape, in Japanese, or None; its conversation must be one the API
+    accepts as it stands (pairing_fault), since a resume sends it again."""
     problem = keys_problem(cp, CHECKPOINT_KEYS)
     if problem:
         return problem
@@ -315,10 +305,9 @@ def checkpoint_problem(cp: object) -> str | None:
         problem = content_problem(m.get("content"), f"messages[{i}].content", m["role"])
         if problem:
             return problem
+        # the API refuses an empty content: only the model's closing words may be empty
         if m["content"] in ("", []) and not (i == len(messages) - 1 and m["role"] == "assistant"):
-            return _no(
-                "empty_content", i=i
-            )  # the API refuses it: only the model's closing words may be empty
+            return _no("empty_content", i=i)
         if not is_json_safe(m):
             return _no("not_json_safe", where=f"messages[{i}]")
     uses = [b["id"] for m in messages for b in _blocks(m) if b["type"] == "tool_use"]
@@ -350,10 +339,7 @@ def pairing_fault(messages: list[dict], open_end: bool = False) -> tuple[str, in
     "first" (the first message is not the user's), "unanswered" (a tool_use not answered in the next message),
     "stray" (a tool_result for no tool_use of the message before), "not_first" (a tool_result after another
     block), "twice" (two tool_results for one tool_use), "order" (the results not in the order of the calls; the
-    scripted model's stricter rule, so a resumed conversation is the clean run's, byte for byte).
-
-    open_end: a last assistant message may leave its tool_use unanswered (a finished task's closing words).
-    """
+    scripted model's stricter rule). open_end: the last assistant message may leave its tool_use unanswered."""
     if not messages or messages[0].get("role") != "user":
         return ("first", 0, "")
     asked: list = []
@@ -426,13 +412,9 @@ def effects_problem(effects: object) -> str | None:
 
 
 def response_problem(response: object, messages: list | None = None, max_tool_uses: int = 1) -> str | None:
-    """What is wrong with a model response before anything of it is saved, or None: the one check of a response,
-    where it enters (the clients call it; the loop and the tools trust what passed).
-
-    The same rules as the loader's, plus what only a response can get wrong: a tool_use id the conversation
-    already holds, more tool_use blocks than the pending call(s) a checkpoint can record, a stop_reason of
-    tool_use with no tool to run.
-    """
+    """What is wrong with a model response, or None: its one check, where it enters (the clients call it; the loop
+    and the tools trust what passed). The loader's rules, plus what only a response can get wrong: an id the
+    conversation holds, more tool_use blocks than a checkpoint can record, stop_reason tool_use without one."""
     if not isinstance(response, dict):
         return _no("response_not_object")
     content = response.get("content")
@@ -469,13 +451,9 @@ SAVED_CHECKPOINTS = {CHECKPOINT_VERSION: checkpoint_problem}
 
 
 def saved_state_problem(name: str, data: bytes) -> str | None:
-    """Why the loader would refuse these bytes as the state file `name` (checkpoint.json or effects.json), or None.
-
-    The writer asks this before it writes a state file: the harness never saves a file it would refuse to load for
-    its shape. (Whether it agrees with the ledger beside it is the loader's question: the ledger only ever records
-    calls the conversation holds, and a response may not reuse one of their ids.) A checkpoint of a version no
-    loader here knows is left to the loader of that version.
-    """
+    """Why the loader would refuse these bytes as the state file `name` for their shape, or None: asked before a
+    state file is written. (Agreeing with the ledger is the loader's question; a checkpoint of a version no loader
+    here knows is left to the loader of that version.)"""
     try:
         obj = parse_json(data)
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -499,13 +477,9 @@ def read_ledger(path: Path) -> dict[str, dict]:
 
 
 def ledger_problem(cp: dict, effects: dict) -> str | None:
-    """What makes a checkpoint disagree with the ledger beside it, or None.
-
-    Every record must belong to a call the checkpoint knows (a tool_use in messages, or the pending call): a record
-    the checkpoint has never heard of means the checkpoint is older than the ledger (an old copy put back, or a
-    harness that skipped point A), and resuming from it would ask the model again for work already done. A record
-    under the pending call's id must be for the same tool.
-    """
+    """What makes a checkpoint disagree with the ledger beside it, or None. Every record must be a call the
+    checkpoint knows (else the checkpoint is older than the ledger, and a resume would ask the model again for work
+    already done), and a record under the pending call's id must be for the same tool."""
     known = {b["id"] for m in cp["messages"] for b in _blocks(m) if b["type"] == "tool_use"}
     pending = cp["pendingToolUse"]
     if pending:

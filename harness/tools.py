@@ -69,9 +69,7 @@ _HARNESS_NAMES = frozenset(
 
 def inside(workdir: Path, relpath: object) -> Path:
     """The path inside the work folder, or a ToolError if it escapes it or names one of the harness's own files.
-
-    The folders on the way are resolved (a linked sub-folder must still lead inside); the last name is not: a link
-    there is opened as a link (and refused) or replaced by the report, never followed.
+    The folders on the way are resolved; the last name is not (a link there is refused or replaced, never followed).
     """
     if not isinstance(relpath, str) or not relpath or "\x00" in relpath:
         raise ToolError(texts.BAD_TOOL_INPUT.format(name="path", detail=texts.PATH_NOT_TEXT))
@@ -179,13 +177,9 @@ def check_input(workdir: Path, name: str, input: dict) -> None:
 
 
 def execute_tool(run, block: dict) -> str:
-    """Really run one tool_use block with the run's tools, after writing `<name> <id>` to tool-runs.log.
-
-    tool-runs.log is the outside world's view: a line is written before the tool starts, so a tool that had any
-    effect always has its line, whatever moment a kill hits. (Whether a call already ran is not decided here:
-    that is reconcile's job on --resume, and the loader refuses a checkpoint older than its ledger.) The block's
-    shape was checked where it entered (store.response_problem, or the checkpoint saved at point A, or the loader).
-    """
+    """Really run one tool_use block (its shape was checked where it entered) with the run's tools, after writing
+    `<name> <id>` to tool-runs.log: the outside world's view, so a tool that had any effect always has its line,
+    whatever moment a kill hits. Whether a call already ran is reconcile's question, not this one's."""
     name, tool_use_id = block["name"], block["id"]
     run.emit("tool_start", id=tool_use_id, name=name)
     try:

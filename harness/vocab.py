@@ -99,8 +99,6 @@ CHECKPOINT_VERSION_2 = 2
 CHECKPOINT_KEYS_2 = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUses")
 # --parallel: how many tool_use blocks one response may carry, and so how many calls a version-2 checkpoint may hold.
 MANY_TOOL_USES = 64
-# reconcile's fourth branch (ledger miss + side effect + the tool can be asked by its idempotency key).
-ASKED_BRANCHES = ("asked-done", "asked-run")
 # The scenarios beside the lesson's, and the command-line flags that select each.
 SCENARIOS = {
     "lesson": (),

@@ -12,12 +12,9 @@ from .vocab import CHECKPOINT_FILE, CLEANED_BY_A_FRESH_START, EFFECTS_FILE, MARK
 
 
 def start_fresh(run) -> None:
-    """Remove the previous run's state and outputs (the checkpoint first), so --resume can never revive it.
-
-    Only a folder carrying the harness's marker is cleaned: in any other folder that already holds one of the names
-    a fresh start of any scenario removes (--parallel's summary.txt and the engine's database included), the harness
-    refuses rather than delete a file it did not create, now or in a later run of another scenario.
-    """
+    """Remove the previous run's state and outputs (the checkpoint first), so --resume can never revive it. Only a
+    folder carrying the harness's marker is cleaned: another folder holding a name a fresh start of any scenario
+    removes is refused, rather than delete a file the harness did not create."""
     folder = run.workdir
     if os.path.lexists(folder) and not folder.is_dir():
         raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=folder))
@@ -74,10 +71,5 @@ def outputs_gone(folder) -> list[str]:
             if block["type"] == "tool_use" and block["name"] == "write_report" and block["id"] in effects
         ]
         return [path for path in dict.fromkeys(paths) if not os.path.lexists(folder / path)]
-    except (
-        OSError,
-        HarnessError,
-        KeyError,
-        TypeError,
-    ):  # no checkpoint, another mode's files: nothing to say
+    except (OSError, HarnessError, KeyError, TypeError):  # no checkpoint, or another mode's files
         return []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -107,18 +108,25 @@ def test_fixed_clock_makes_two_runs_byte_identical(tmp_path):
     assert json.loads(outputs[0]["effects.json"])["toolu_02"]["at"] == 1767225600000
 
 
-def test_command_line_does_not_import_heavy_libraries(workdir):
+@pytest.mark.parametrize("crash_lab", [False, True], ids=["plain", "crash-lab-hooks"])
+def test_command_line_does_not_import_heavy_libraries(workdir, tmp_path, crash_lab):
+    """Nor does a run the Crash Lab watches (its hooks live in harness.lab, beside the notebook helpers)."""
+    events = tmp_path / "events.jsonl"
+    env = {**os.environ, "HARNESS_EVENTS_FILE": str(events), "HARNESS_SLOW_MS": "1"} if crash_lab else None
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "harness", "--workdir", str(workdir)],
         check=False,
         capture_output=True,
         text=True,
         timeout=60,
+        env=env,
     )
     assert proc.returncode == 0
-    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
+    lines = [line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line]
+    imported = {name.split(".")[0] for name in lines}
     assert "harness" in imported  # the probe sees the package's own imports
-    assert not imported & set(HEAVY)
+    assert not imported & {*HEAVY, "IPython"}
+    assert ("harness.lab.hooks" in lines) == crash_lab and events.exists() == crash_lab
 
 
 def test_a_kill_inside_the_writer_says_the_save_never_reached_the_disk(workdir):

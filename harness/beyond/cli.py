@@ -16,6 +16,36 @@ from ..transcript import harness_command, untrusted
 from ..vocab import CHECKPOINT_FILE, DB_FILE, EFFECTS_FILE
 from .modes import folder_workflows, refuse_another_mode
 
+# The modes' arguments, each with the Options attribute it sets, and its value when not given.
+MODE_FLAGS = {"--parallel": "parallel", "--idempotent": "idempotent"}
+MODE_VALUED = {"--engine": "engine", "--database-url": "database_url"}
+MODE_OPTIONS = {"parallel": False, "idempotent": False, "engine": None, "database_url": None}
+
+
+def mode_arguments_problem(options) -> str | None:
+    """What is wrong with the modes' arguments (a usage error), or None."""
+    engine = options.engine
+    if engine not in (None, "dbos"):
+        return texts.DBOS_BAD_ENGINE.format(value=untrusted(engine))
+    if options.database_url and engine is None:
+        return texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url")
+    if engine and (options.parallel or options.idempotent):
+        return texts.ENGINE_WITH_SCENARIO
+    return None
+
+
+def run_mode(options, env, run_from_env, make_client) -> bool:
+    """Run the mode the options name and say True; False when they name none (the lesson's main() runs)."""
+    if options.engine == "dbos":  # notebook 13
+        main_dbos(options, run_from_env(options, env), make_client(options.real), env)
+    elif options.parallel or options.idempotent:  # notebooks 11, 12
+        # the scenario's scripted model, or the real API (several tool_use blocks a turn with --parallel)
+        real = make_client(True, env, parallel=options.parallel) if options.real else None
+        main_beyond(options, run_from_env(options, env), real)
+    else:
+        return False
+    return True
+
 
 def main_dbos(options, run, client, env) -> str:
     """--engine dbos: the same task as a DBOS workflow (harness/beyond/engine_dbos.py, notebook 13)."""
