@@ -84,13 +84,29 @@ def test_real_process_sigkill_then_resume(lab, moment):
     assert_views_match_disk(lab)
 
 
+def kill_by_hand_once(lab, reached, in_time=lambda lab: True) -> int:
+    """Run slowed and kill by hand once `reached()`; on a machine so busy that the run got past the moment first
+    (`in_time` says no), again, slower: no outcome depends on how fast the machine is. Returns the slow-motion ms."""
+    for slow in (200, 1000, 2000):
+        lab.moment.value, lab.how.value, lab.slow.value = None, "sigkill", slow
+        lab.run_button.click()
+        # the line beside the controls names the command, never "a run to the end" (a kill by hand is coming)
+        assert "落とさずに最後まで" not in lab.where.value
+        assert f"HARNESS_SLOW_MS={slow} python -m harness" in text_of(lab.where.value)
+        while lab.poll() and not reached():
+            time.sleep(0.01)
+        lab.kill_button.click()
+        lab.wait()
+        if lab.phase == "crashed" and in_time(lab):
+            return slow
+    raise AssertionError("even at 2 s a step, the run got past its moment before the kill")
+
+
 def test_kill_now_stops_a_slowed_real_process_and_resume_finishes(lab):
-    lab.moment.value, lab.how.value, lab.slow.value = None, "sigkill", 200
-    lab.run_button.click()
-    while lab.poll() and not any(e.kind == "save_a" and e.data["turn"] == 2 for e in lab.events):
-        pass
-    lab.kill_button.click()
-    lab.wait()
+    def at_turn_two() -> bool:
+        return any(e.kind == "save_a" and e.data["turn"] == 2 for e in lab.events)
+
+    kill_by_hand_once(lab, at_turn_two, in_time=lambda lab: not (lab.workdir / "report.txt").exists())
     assert lab.phase == "crashed"
     assert "今すぐキル" in lab.transcript.outputs[-1]["text"]
     assert not (lab.workdir / "report.txt").exists()
@@ -306,23 +322,16 @@ def moment_on_disk(workdir) -> str:
 )
 def test_kill_now_says_where_it_landed_and_the_command_that_ran(lab, after):
     kind, which = after
-    lab.moment.value, lab.how.value, lab.slow.value = None, "sigkill", 400
-    lab.run_button.click()
-    assert "落とさずに最後まで" not in lab.where.value
-    assert "HARNESS_SLOW_MS=400 python -m harness" in text_of(lab.where.value)
 
     def reached() -> bool:
         return any(e.kind == kind and which in (e.data.get("turn"), e.data.get("id")) for e in lab.events)
 
-    while lab.poll() and not reached():
-        time.sleep(0.01)
-    lab.kill_button.click()
-    lab.wait()
+    slow = kill_by_hand_once(lab, reached)
     assert lab.phase == "crashed"
     moment = moment_on_disk(lab.workdir)  # the disk's own answer, not the lab's events
     turn = json.loads((lab.workdir / "checkpoint.json").read_text(encoding="utf-8"))["turns"]
     where = text_of(lab.where.value)
-    assert where.startswith("実行したコマンド: HARNESS_SLOW_MS=400 python -m harness → ")
+    assert where.startswith(f"実行したコマンド: HARNESS_SLOW_MS={slow} python -m harness → ")
     landed_text = where.split("落ちた瞬間: ", 1)[1]
     assert landed_text.startswith(moment) and f"ターン{turn}" in landed_text, (landed_text, moment, turn)
     assert landed_text in text_of(lab.status.value)
