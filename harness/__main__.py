@@ -19,6 +19,7 @@ from .beyond.cli import (
     MODE_FLAGS,
     MODE_OPTIONS,
     MODE_VALUED,
+    check_mode_settings,
     engine_interrupted,
     engine_resumable,
     mode_arguments_problem,
@@ -86,8 +87,10 @@ def parse_args(argv: list[str]) -> Options:
         arg = rest.pop(0)
         if arg in FLAGS:
             setattr(options, FLAGS[arg], True)
-        elif arg in VALUED and rest:
+        elif arg in VALUED and rest and rest[0] not in (*FLAGS, *VALUED, "-h", "--help"):
             setattr(options, VALUED[arg], rest.pop(0))
+        elif arg in VALUED:  # at the end, or before another option (which is not a value)
+            _usage_error(texts.OPTION_WITHOUT_VALUE.format(option=arg, usage=USAGE.splitlines()[0]))
         elif arg.startswith("--workdir="):
             options.workdir = arg.split("=", 1)[1]
         elif arg in ("-h", "--help"):
@@ -99,6 +102,9 @@ def parse_args(argv: list[str]) -> Options:
         _usage_error(texts.EMPTY_WORKDIR)
     if re.search("[\x00-\x1f\x7f-\x9f\u2028\u2029]", options.workdir):  # a newline splits each line naming it
         _usage_error(texts.UNPRINTABLE_WORKDIR.format(shown=untrusted(options.workdir)))
+    longest = max((len(os.fsencode(name)) for name in Path(options.workdir).parts), default=0)
+    if longest > 255 or len(os.fsencode(options.workdir)) >= 4096:  # what the system refuses as too long
+        _usage_error(texts.WORKDIR_TOO_LONG.format(shown=untrusted(options.workdir, limit=80)))
     problem = mode_arguments_problem(options)
     if problem:
         _usage_error(problem)
@@ -180,10 +186,11 @@ def run_command(options: Options, env=os.environ) -> int:
         return EXIT_ERROR
     try:
         settings.check(env, options)  # every setting as documented, or refused by name (harness/settings.py)
+        check_mode_settings(options, env)  # the engine's (harness/beyond/cli.py)
         if env.get("HARNESS_EVENTS_FILE"):  # the Crash Lab's: never a file of the task (harness/lab/hooks.py)
             from .lab.hooks import events_file
 
-            events_file(env, options.workdir, options.database_url or env.get("HARNESS_DATABASE_URL"))
+            events_file(env, options.workdir)
         workdir = Path(options.workdir)
         if os.path.lexists(workdir) and not workdir.is_dir():
             raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=workdir))

@@ -10,6 +10,7 @@ import math
 import re
 
 from . import texts
+from .crash import CrashPlan
 from .errors import HarnessError
 from .transcript import untrusted
 
@@ -24,19 +25,9 @@ ENGINE_SETTINGS = (
     "HARNESS_IDEMPOTENT_TOOLS",
     "HARNESS_DATABASE_DEADLINE_S",
 )
-# Every HARNESS_ setting there is (README, `python -m harness --help`); any other HARNESS_ name is a typo.
-KNOWN = tuple(
-    dict.fromkeys(  # a name in two groups (HARNESS_IDEMPOTENT_TOOLS) listed once
-        (
-            *SWITCHES,
-            "HARNESS_SLOW_MS",
-            "HARNESS_EVENTS_FILE",
-            "HARNESS_FIXED_TIME_MS",
-            "HARNESS_API_DEADLINE_S",
-            *ENGINE_SETTINGS,
-        )
-    )
-)
+# Every setting there is (README, `python -m harness --help`), each once; any other HARNESS_ or CRASH_ name is a typo.
+OTHERS = ("HARNESS_SLOW_MS", "HARNESS_EVENTS_FILE", "HARNESS_FIXED_TIME_MS", "HARNESS_API_DEADLINE_S")
+KNOWN = tuple(dict.fromkeys((*SWITCHES, *OTHERS, *ENGINE_SETTINGS, "CRASH_AFTER", "CRASH_MODE")))
 # A model id as the API spells them (claude-sonnet-4-5, claude-3-5-haiku@20241022, ...): no spaces, no controls.
 MODEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}")
 SECONDS_PATTERN = re.compile(r"[0-9]{1,6}(\.[0-9]{1,6})?")
@@ -92,7 +83,7 @@ def model_id(env) -> str | None:
 def check(env, options) -> None:
     """Read every setting once, before anything is written: a HarnessError naming the first one that is not as
     documented (the command line turns it into its message and exit 1)."""
-    unknown = sorted(k for k in env if k.startswith("HARNESS_") and k not in KNOWN)
+    unknown = sorted(k for k in env if k.startswith(("HARNESS_", "CRASH_")) and k not in KNOWN)
     if unknown:
         raise HarnessError(texts.UNKNOWN_SETTING.format(name=untrusted(unknown[0]), known=", ".join(KNOWN)))
     for name in SWITCHES:
@@ -106,3 +97,4 @@ def check(env, options) -> None:
     whole_number(env, "HARNESS_FIXED_TIME_MS", 15, texts.BAD_FIXED_TIME)
     seconds(env, "HARNESS_API_DEADLINE_S", texts.BAD_API_DEADLINE)
     model_id(env)
+    CrashPlan.from_env(env.get("CRASH_AFTER"), env.get("CRASH_MODE"))

@@ -30,7 +30,7 @@ class UnsafeFile(OSError):
     """A work file that is not a plain file of its own (a link, a FIFO, a device, a folder)."""
 
 
-def _open_checked(path: Path, flags: int, mode: int = 0o644) -> int:
+def open_checked(path: Path, flags: int, mode: int = 0o644) -> int:
     """os.open without following a final symlink or blocking on a FIFO; the result is a plain, unshared file."""
     try:
         fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, mode)
@@ -56,14 +56,14 @@ def _open_checked(path: Path, flags: int, mode: int = 0o644) -> int:
 
 def read_bytes(path: Path) -> bytes:
     """The bytes of a plain file; FileNotFoundError if missing, UnsafeFile or OSError otherwise."""
-    fd = _open_checked(Path(path), os.O_RDONLY)
+    fd = open_checked(Path(path), os.O_RDONLY)
     with os.fdopen(fd, "rb") as f:
         return f.read()
 
 
 def append_line(path: Path, line: str) -> None:
     """Append one line to a plain file of the work folder, flushed to disk."""
-    fd = _open_checked(Path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    fd = open_checked(Path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     with os.fdopen(fd, "ab") as f:
         f.write((line + "\n").encode("utf-8"))
         f.flush()

@@ -168,3 +168,19 @@ def test_a_work_folder_name_that_cannot_be_shown_is_refused_in_one_line_before_a
     proc = run_cli(tmp_path / name, *(["--resume"] if resume else []))
     assert_clean_refusal(proc, "改行などの制御文字")
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "workdir", ["x" * 256, "x/" * 2100, "日本語" * 30], ids=["name", "path", "utf8-bytes"]
+)
+def test_a_work_folder_name_too_long_for_the_system_is_a_usage_error_in_one_short_line(tmp_path, workdir):
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", "--workdir", workdir, "--resume"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2 and "は長すぎます" in proc.stderr, proc
+    assert len(proc.stderr) < 400 and list(tmp_path.iterdir()) == []

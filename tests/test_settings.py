@@ -8,12 +8,15 @@ written, and shows a control character in a value escaped.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
 import harness.__main__ as entry
 from conftest import cli_in_process, run_cli
 from harness import settings
+from harness.lab.process import child_env
 from harness.vocab import (
     CLEANED_BY_A_FRESH_START,
     MARKER_FILE,
@@ -317,3 +320,113 @@ def test_absurd_numbers_in_settings_are_refused_up_front(workdir, variable, valu
     proc = run_cli(workdir, *args, env={variable: value, "ANTHROPIC_API_KEY": "fake"})
     assert proc.returncode == 1 and variable in proc.stderr and "Traceback" not in proc.stderr
     assert not (workdir / "tool-runs.log").exists()  # refused before any tool ran
+
+
+def command(cwd, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """python -m harness ARGS typed in folder cwd."""
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=cwd,
+        env=child_env(env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["--workdir", "--resume"], "--workdir"),
+        (["--workdir", "-h"], "--workdir"),
+        (["--workdir"], "--workdir"),
+        (["--engine", "dbos", "--database-url", "--workdir", "W"], "--database-url"),
+        (["--engine", "--parallel"], "--engine"),
+    ],
+)
+def test_an_option_missing_its_value_is_a_usage_error_never_the_next_option_taken_as_it(
+    tmp_path, args, option
+):
+    proc = command(tmp_path, *args)
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr.startswith(f"{option} のあとに値がありません"), proc.stderr
+    assert list(tmp_path.iterdir()) == []  # no folder named --resume or -h, no run
+
+
+@pytest.mark.parametrize(
+    "args, env, name",
+    [
+        ([], {"CRASH_AFTER": "x"}, "CRASH_AFTER"),
+        ([], {"CRASH_MODE": "x"}, "CRASH_MODE"),
+        ([], {"CRASH_AFTR": "after-save-a:1"}, "CRASH_AFTR"),
+        (["--engine", "dbos"], {"CRASH_MODE": "x"}, "CRASH_MODE"),
+        (["--engine", "dbos"], {"CRASH_AFTER": "checkpoint-before-rename:1"}, "checkpoint-before-rename"),
+        (["--engine", "dbos"], {"HARNESS_TASK_ID": "a b"}, "HARNESS_TASK_ID"),
+        (["--engine", "dbos"], {"HARNESS_EXECUTOR_ID": "\x01"}, "HARNESS_EXECUTOR_ID"),
+        (["--engine", "dbos"], {"HARNESS_DATABASE_DEADLINE_S": "-1"}, "HARNESS_DATABASE_DEADLINE_S"),
+        (["--engine", "dbos", "--database-url", "mysql://x/y"], {}, "mysql://"),
+        (["--engine", "dbos", "--database-url", "sqlite:///:memory:"], {}, "sqlite:///"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_a_refused_crash_or_engine_setting_leaves_no_folder_behind(tmp_path, args, env, name):
+    proc = command(tmp_path, *args, "--workdir", "new/nested/work", env=env)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc
+    assert proc.stderr.startswith("エラー: ") and name in proc.stderr, proc.stderr
+    assert not (tmp_path / "new").exists()  # refused before anything was made
+
+
+@pytest.mark.parametrize("args", [["--database-url", ""], ["--engine", "dbos", "--database-url", ""]])
+def test_an_empty_database_url_is_refused_never_read_as_no_url(tmp_path, args):
+    proc = command(tmp_path, *args, "--workdir", "w")
+    assert proc.returncode == 2 and "--database-url" in proc.stderr, proc
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "sqlite:///{d}/e%76.db",
+        "SQLITE:///{d}/ev.db",
+        "Sqlite:///{d}/ev.db",
+        "sqlite:///file:{d}/ev.db?uri=true",
+    ],
+)
+def test_an_events_file_naming_the_engines_database_is_refused_however_the_url_spells_it(tmp_path, url):
+    events = tmp_path / "ev.db"
+    url = url.format(d=tmp_path)
+    proc = command(
+        tmp_path,
+        "--engine",
+        "dbos",
+        "--database-url",
+        url,
+        "--workdir",
+        "w",
+        env={"HARNESS_EVENTS_FILE": str(events)},
+    )
+    refused(proc.returncode, proc.stdout, proc.stderr, "HARNESS_EVENTS_FILE=")
+    assert not events.exists() and not (tmp_path / "w").exists()
+
+
+def test_an_events_file_the_harness_cannot_append_to_is_refused_before_the_run(tmp_path):
+    work = tmp_path / "w"
+    (tmp_path / "a-folder").mkdir()
+    os.mkfifo(tmp_path / "a-fifo")
+    (tmp_path / "elsewhere.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "a-link").symlink_to(tmp_path / "elsewhere.jsonl")
+    assert command(tmp_path, "--workdir", "w").returncode == 0
+    os.link(work / NOTES_FILE, tmp_path / "second-name-of-the-notes")
+    before = {p.name: p.read_bytes() for p in work.iterdir()}
+    for value in (
+        "a-folder",
+        "no-such-folder/ev.jsonl",
+        "a-fifo",
+        "a-link",
+        "/dev/null",
+        "second-name-of-the-notes",
+    ):
+        proc = command(tmp_path, "--workdir", "w", env={"HARNESS_EVENTS_FILE": value})
+        refused(proc.returncode, proc.stdout, proc.stderr, f"HARNESS_EVENTS_FILE={value} に追記できません")
+        assert {p.name: p.read_bytes() for p in work.iterdir()} == before, value

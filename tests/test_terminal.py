@@ -112,12 +112,35 @@ def test_a_full_disk_behind_stdout_does_not_stop_the_task(workdir):
 
 
 @pytest.mark.parametrize("where", ["missing-folder", "a-folder"])
-def test_an_events_file_that_cannot_be_written_does_not_stop_the_task(workdir, tmp_path, where):
+def test_an_events_file_that_cannot_be_written_is_refused_before_the_task_starts(workdir, tmp_path, where):
     events = tmp_path / "nowhere" / "events.jsonl" if where == "missing-folder" else tmp_path
     proc = cli(workdir, env={"HARNESS_EVENTS_FILE": str(events)})
-    assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == DONE_OK, proc.stderr
-    assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("[警告]"), proc.stderr
-    assert "台帳の書き込みに失敗" not in proc.stderr  # not misreported as a failed ledger write
+    assert proc.returncode == 1 and proc.stdout == "", proc
+    assert len(proc.stderr.splitlines()) == 1 and "に追記できません" in proc.stderr, proc.stderr
+    assert list(workdir.iterdir()) == []  # nothing written
+
+
+def test_an_events_file_that_breaks_halfway_does_not_stop_the_task(workdir, tmp_path, capsys):
+    """Written at first, then a folder in its place (a disk that filled, a file someone moved): the task goes on,
+    with one warning; the listener that failed is dropped."""
+    from harness import Run, ScriptedModel, run_agent
+    from harness.lab.hooks import crash_lab_listeners
+    from harness.transcript import print_transcript
+
+    events = tmp_path / "events.jsonl"
+    env = {"HARNESS_EVENTS_FILE": str(events)}
+
+    def break_it(event) -> None:
+        if event.kind == "save_b" and events.is_file():
+            events.unlink()
+            events.mkdir()
+
+    run = Run(workdir, listeners=[print_transcript, break_it, *crash_lab_listeners(env, None)])
+    assert run_agent(run, ScriptedModel(), "task", [], resume=False)
+    out, err = capsys.readouterr()
+    assert out.splitlines()[-1] == DONE_OK
+    assert len(err.splitlines()) == 1 and err.startswith("[警告]"), err
+    assert run.failed_listeners and events.is_dir()
     assert_finished(workdir)
 
 
@@ -283,12 +306,12 @@ def test_a_workdir_name_with_an_escape_sequence_is_shown_escaped(tmp_path):
     )  # refused, shown escaped
 
 
-def test_an_events_file_on_a_fifo_does_not_hang_the_run(workdir, tmp_path):
+def test_an_events_file_on_a_fifo_is_refused_at_once_never_hanging_the_run(workdir, tmp_path):
     fifo = tmp_path / "events.fifo"
     os.mkfifo(fifo)
     proc = cli(workdir, env={"HARNESS_EVENTS_FILE": str(fifo)})
-    assert proc.returncode == 0, proc.stderr
-    assert (workdir / "report.txt").exists()
+    assert proc.returncode == 1 and "に追記できません" in proc.stderr, proc.stderr
+    assert list(workdir.iterdir()) == []  # nothing written
 
 
 @pytest.mark.parametrize("state", ["empty", "database", "resume"])

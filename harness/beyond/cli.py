@@ -27,8 +27,10 @@ def mode_arguments_problem(options) -> str | None:
     engine = options.engine
     if engine not in (None, "dbos"):
         return texts.DBOS_BAD_ENGINE.format(value=untrusted(engine))
-    if options.database_url and engine is None:
+    if options.database_url is not None and engine is None:
         return texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url")
+    if options.database_url == "":
+        return texts.DBOS_EMPTY_URL
     if engine and (options.parallel or options.idempotent):
         return texts.ENGINE_WITH_SCENARIO
     return None
@@ -45,6 +47,14 @@ def run_mode(options, env, run_from_env, make_client) -> bool:
     else:
         return False
     return True
+
+
+def check_mode_settings(options, env) -> None:
+    """The engine's settings, read before anything is written: one refused leaves no folder behind."""
+    if options.engine == "dbos":
+        from .engine_dbos import check_settings  # imports dbos: only with --engine dbos
+
+        check_settings(options, env)
 
 
 def main_dbos(options, run, client, env) -> str:

@@ -559,6 +559,25 @@ def main(options, run: Run, client, env=os.environ) -> str:
         raise HarnessError(scrub(str(err), HERE.secrets)) from None
 
 
+def check_settings(options, env) -> None:
+    """Every setting the engine reads, refused before the command line makes any folder; and an events file that
+    is the database's (however its URL spells it: the engine's own reading of it)."""
+    plan = CrashPlan.from_env(env.get("CRASH_AFTER"), env.get("CRASH_MODE"))
+    if plan is not None and plan.label in WRITER_LABELS:
+        raise HarnessError(texts.DBOS_NO_WRITER_LABELS.format(label=plan.label))
+    db = database_target(options, env, Path(options.workdir))
+    _name(env, "HARNESS_TASK_ID", DEFAULT_TASK_ID)
+    _name(env, "HARNESS_EXECUTOR_ID", DEFAULT_EXECUTOR)
+    deadline_from_env(env)
+    events = env.get("HARNESS_EVENTS_FILE")
+    if events and db.sqlite is not None:
+        files = {
+            os.path.realpath(str(db.sqlite) + tail) for tail in ("", "-journal", "-wal", "-shm", "-lock")
+        }
+        if {os.path.realpath(events), os.path.abspath(events)} & files:
+            raise HarnessError(texts.EVENTS_FILE_IS_DATABASE.format(value=untrusted(events)))
+
+
 def _main(options, run: Run, client, env) -> str:
     if run.crash is not None:
         if run.crash.label in WRITER_LABELS:

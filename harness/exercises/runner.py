@@ -249,6 +249,7 @@ def step(fn, s: dict, workdir: Path, resume: bool) -> dict:
     run = Run(workdir, clock=lambda: FIXED_TIME_MS)
 
     inflight: list = []
+    held: set = set()  # the threads that have waited once
 
     def listen(event) -> None:
         if event.kind == "reconcile":
@@ -259,8 +260,10 @@ def step(fn, s: dict, workdir: Path, resume: bool) -> dict:
             IN_EXECUTE[0] = True  # execute_tool is running this tool: its impl is the real one
             inflight.append(event.data.get("id"))
             facts["overlap"] = facts.get("overlap") or len(inflight) > 1
-            if threading.current_thread() is not threading.main_thread():
-                time.sleep(HOLD_S)  # a tool started from a thread waits, so tools run side by side show it
+            thread = threading.current_thread()
+            if thread is not threading.main_thread() and thread not in held:
+                held.add(thread)  # a thread's first tool waits, so tools run side by side show it
+                time.sleep(HOLD_S)
         elif event.kind in ("tool_ran", "tool_error"):
             IN_EXECUTE[0] = False
             if event.data.get("id") in inflight:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import texts
 from ..errors import HarnessError
-from ..store import append_line
+from ..store import append_line, open_checked
 from ..transcript import untrusted
 from ..vocab import CLEANED_BY_A_FRESH_START, LABEL_AFTER_EVENT, NOTES_FILE, STATE_FILES
 
@@ -54,32 +54,26 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _sqlite_file(url: str | None) -> str | None:
-    """The file of a sqlite:///FILE URL, else None."""
-    if not url or not url.startswith("sqlite:///"):
-        return None
-    return url[len("sqlite:///") :].split("?", 1)[0] or None
-
-
-def events_file(env, workdir=None, database_url: str | None = None) -> str | None:
+def events_file(env, workdir=None) -> str | None:
     """HARNESS_EVENTS_FILE, or None. Refused when it names the work folder or anything in it (the task's notes and
-    outputs, the checkpoint, the ledger, the tool log, their temp files, the engine's database), however spelt, or
-    the engine's SQLite database given by URL (and the files SQLite keeps beside it). Without a work folder to
-    compare with (a notebook calling main() itself), at least a name the harness uses for its files is refused."""
+    outputs, the checkpoint, the ledger, the tool log, their temp files, the engine's database), however spelt, and
+    when it is not a plain file this process can append to (a folder, a link, a FIFO, a device, a missing folder):
+    said before the run, never found out halfway. Without a work folder to compare with (a notebook calling main()
+    itself), at least a name the harness uses for its files is refused. (The engine's database given by URL:
+    harness/beyond/engine_dbos.check_settings.)"""
     value = env.get("HARNESS_EVENTS_FILE") or ""
     if not value:
         return None
     shown = untrusted(value)
-    if workdir is None:
-        if Path(value).name in (*STATE_FILES, *CLEANED_BY_A_FRESH_START, NOTES_FILE):
-            raise HarnessError(texts.BAD_EVENTS_FILE.format(value=shown))
-        return value
+    if workdir is None and Path(value).name in (*STATE_FILES, *CLEANED_BY_A_FRESH_START, NOTES_FILE):
+        raise HarnessError(texts.BAD_EVENTS_FILE.format(value=shown))
     targets = _spellings(value)
-    if any(_inside(t, w) for t in targets for w in _spellings(workdir)):
+    if workdir is not None and any(_inside(t, w) for t in targets for w in _spellings(workdir)):
         raise HarnessError(texts.EVENTS_FILE_IN_WORKDIR.format(value=shown, workdir=untrusted(workdir)))
-    database = _sqlite_file(database_url)
-    if database:
-        files = {s + tail for s in _spellings(database) for tail in ("", "-journal", "-wal", "-shm")}
-        if targets & files:
-            raise HarnessError(texts.EVENTS_FILE_IS_DATABASE.format(value=shown))
+    try:
+        os.close(open_checked(Path(value), os.O_WRONLY | os.O_APPEND | os.O_CREAT))
+    except OSError as err:
+        raise HarnessError(
+            texts.EVENTS_FILE_UNWRITABLE.format(value=shown, detail=err.strerror or err)
+        ) from None
     return value
