@@ -308,13 +308,22 @@ def test_a_database_url_inside_the_work_folder_is_refused_before_anything_is_wri
     assert sorted(p.name for p in work.rglob("*")) == before
 
 
-@pytest.mark.parametrize("argv", [["--engine", "redis"], ["--database-url", "sqlite:///x.db"]])
-def test_an_unknown_engine_or_a_database_url_without_the_engine_is_a_usage_error(tmp_path, argv):
+@pytest.mark.parametrize(
+    "argv, shown",
+    [
+        (["--engine", "redis"], "--engine redis "),
+        (["--engine", ""], '--engine "" '),
+        (["--database-url", "sqlite:///x.db"], "--database-url "),
+    ],
+)
+def test_an_unknown_engine_or_a_database_url_without_the_engine_is_a_usage_error(tmp_path, argv, shown):
     proc = subprocess.run(
         [sys.executable, "-m", "harness", "--workdir", str(tmp_path / "w"), *argv],
         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False, timeout=300,
     )  # fmt: skip
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.strip()
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.startswith(shown), (
+        proc.stderr
+    )
 
 
 def test_a_system_database_that_is_not_one_is_called_damaged_and_left_alone(tmp_path):

@@ -26,7 +26,7 @@ def mode_arguments_problem(options) -> str | None:
     """What is wrong with the modes' arguments (a usage error), or None."""
     engine = options.engine
     if engine not in (None, "dbos"):
-        return texts.DBOS_BAD_ENGINE.format(value=untrusted(engine))
+        return texts.DBOS_BAD_ENGINE.format(value=untrusted(engine) or '""')  # an empty one shown as ""
     if options.database_url is not None and engine is None:
         return texts.DBOS_OPTION_NEEDS_ENGINE.format(option="--database-url")
     if options.database_url == "":
