@@ -156,9 +156,7 @@ def clean_run(mode: Mode, folder: Path) -> float:
     """Three unkilled runs: the median wall time (the window the random delays are drawn from); the outputs of a
     clean run (what a finished task must have, byte for byte)."""
     times = []
-    folder.mkdir(
-        parents=True, exist_ok=True
-    )  # the events files' folder (an events file is never made a folder)
+    folder.mkdir(parents=True, exist_ok=True)  # for the events files: the harness makes no folder for them
     for i in range(3):
         began = time.perf_counter()
         proc = mode.start(folder / f"probe{i}", False, f"probe-{mode.name}-{i}", folder / f"probe{i}.events")

@@ -52,9 +52,8 @@ class Options:
 
     def __init__(self, resume: bool = False, workdir: str = DEFAULT_WORKDIR, real: bool = False) -> None:
         self.resume, self.workdir, self.real = resume, workdir, real
-        self.__dict__.update(
-            MODE_OPTIONS
-        )  # beyond the lesson: --parallel, --engine dbos, ... (harness/beyond/cli.py)
+        # beyond the lesson: --parallel, --idempotent, --engine dbos, --database-url (harness/beyond/cli.py)
+        self.__dict__.update(MODE_OPTIONS)
 
 
 # fmt: off
