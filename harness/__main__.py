@@ -86,7 +86,7 @@ def parse_args(argv: list[str]) -> Options:
         arg = rest.pop(0)
         if arg in FLAGS:
             setattr(options, FLAGS[arg], True)
-        elif arg in VALUED and rest and rest[0] not in (*FLAGS, *VALUED, "-h", "--help"):
+        elif arg in VALUED and rest and not rest[0].startswith("--") and rest[0] != "-h":
             setattr(options, VALUED[arg], rest.pop(0))
         elif arg in VALUED:  # at the end, or before another option (which is not a value)
             _usage_error(texts.OPTION_WITHOUT_VALUE.format(option=arg, usage=USAGE.splitlines()[0]))

@@ -56,7 +56,7 @@ class CrashPlan:
         if label not in ALL_LABELS or type(n) is not int or n < 1:
             raise HarnessError(texts.BAD_CRASH_PLAN.format(label=label, n=n, labels=", ".join(ALL_LABELS)))
         if mode not in CRASH_MODES:
-            raise HarnessError(texts.BAD_CRASH_MODE.format(value=mode))
+            raise HarnessError(texts.BAD_CRASH_MODE.format(value=untrusted(mode, limit=80)))
         self.label, self.n, self.mode = label, n, mode
         self.seen: dict[str, int] = {}
         self.before: dict[str, bytes | None] = {}  # writer labels: each file as it was at the previous event
@@ -69,7 +69,7 @@ class CrashPlan:
         """Parse CRASH_AFTER / CRASH_MODE as the command line receives them; None when no crash is asked for."""
         mode = crash_mode or "simulated"
         if mode not in CRASH_MODES:
-            raise HarnessError(texts.BAD_CRASH_MODE.format(value=crash_mode))
+            raise HarnessError(texts.BAD_CRASH_MODE.format(value=untrusted(crash_mode, limit=80)))
         if not crash_after:
             return None
         label, _, n = crash_after.partition(":")

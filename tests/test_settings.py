@@ -343,6 +343,9 @@ def command(cwd, *args: str, env: dict | None = None) -> subprocess.CompletedPro
         (["--workdir"], "--workdir"),
         (["--engine", "dbos", "--database-url", "--workdir", "W"], "--database-url"),
         (["--engine", "--parallel"], "--engine"),
+        (["--workdir", "--workdir=x"], "--workdir"),
+        (["--workdir", "--bogus"], "--workdir"),
+        (["--engine", "dbos", "--database-url", "--workdir=w2"], "--database-url"),
     ],
 )
 def test_an_option_missing_its_value_is_a_usage_error_never_the_next_option_taken_as_it(
@@ -430,3 +433,30 @@ def test_an_events_file_the_harness_cannot_append_to_is_refused_before_the_run(t
         proc = command(tmp_path, "--workdir", "w", env={"HARNESS_EVENTS_FILE": value})
         refused(proc.returncode, proc.stdout, proc.stderr, f"HARNESS_EVENTS_FILE={value} に追記できません")
         assert {p.name: p.read_bytes() for p in work.iterdir()} == before, value
+
+
+@pytest.mark.parametrize(
+    "events, args",
+    [
+        ("logs/report.txt", ["--workdir", "w"]),  # a name of the harness's files, outside the work folder
+        ("logs/checkpoint.json", ["--workdir", "w"]),
+        ("par", ["--workdir", "par/sub"]),  # where the work folder goes
+        ("ev.jsonl", ["--resume", "--workdir", "nope"]),  # a run refused for another reason
+    ],
+)
+def test_an_events_file_is_checked_without_making_anything_before_the_run(tmp_path, events, args):
+    (tmp_path / "logs").mkdir()
+    proc = command(tmp_path, *args, env={"HARNESS_EVENTS_FILE": events})
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["logs"]  # no events file, no work folder
+    assert command(tmp_path, "--workdir", "later").returncode == 0  # nothing left in the way
+
+
+@pytest.mark.parametrize("value", ["sigkill\n", "x" * 100_000, "\x1b[2J"])
+def test_a_bad_crash_mode_is_shown_escaped_and_cut(tmp_path, value):
+    value = value.encode().decode("unicode_escape")
+    proc = command(tmp_path, "--workdir", "w", env={"CRASH_MODE": value})
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1 and len(proc.stderr) < 600, (
+        proc.stderr[:300]
+    )
+    assert "\x1b" not in proc.stderr and not (tmp_path / "w").exists()

@@ -5,6 +5,7 @@ a run and kill it. The command line imports this only when either setting is giv
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -57,21 +58,29 @@ def _inside(path: str, folder: str) -> bool:
 def events_file(env, workdir=None) -> str | None:
     """HARNESS_EVENTS_FILE, or None. Refused when it names the work folder or anything in it (the task's notes and
     outputs, the checkpoint, the ledger, the tool log, their temp files, the engine's database), however spelt, and
-    when it is not a plain file this process can append to (a folder, a link, a FIFO, a device, a missing folder):
-    said before the run, never found out halfway. Without a work folder to compare with (a notebook calling main()
-    itself), at least a name the harness uses for its files is refused. (The engine's database given by URL:
+    when it carries the name of one of the harness's files, is the work folder's own place, or is not a plain file
+    this process can append to (a folder, a link, a FIFO, a device, a missing folder): said before the run, never
+    found out halfway, and nothing made for it before the run. (The engine's database given by URL:
     harness/beyond/engine_dbos.check_settings.)"""
     value = env.get("HARNESS_EVENTS_FILE") or ""
     if not value:
         return None
     shown = untrusted(value)
-    if workdir is None and Path(value).name in (*STATE_FILES, *CLEANED_BY_A_FRESH_START, NOTES_FILE):
+    if Path(value).name in (*STATE_FILES, *CLEANED_BY_A_FRESH_START, NOTES_FILE):
         raise HarnessError(texts.BAD_EVENTS_FILE.format(value=shown))
-    targets = _spellings(value)
-    if workdir is not None and any(_inside(t, w) for t in targets for w in _spellings(workdir)):
+    targets, folders = _spellings(value), _spellings(workdir) if workdir is not None else set()
+    if any(_inside(t, w) for t in targets for w in folders):
         raise HarnessError(texts.EVENTS_FILE_IN_WORKDIR.format(value=shown, workdir=untrusted(workdir)))
+    parent = Path(value).parent
     try:
-        os.close(open_checked(Path(value), os.O_WRONLY | os.O_APPEND | os.O_CREAT))
+        if any(_inside(w, t) for t in targets for w in folders):  # where the work folder goes: a folder
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if os.path.lexists(value):
+            os.close(open_checked(Path(value), os.O_WRONLY | os.O_APPEND))
+        elif not parent.is_dir():  # (nothing is made before the run: only whether it could be)
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT))
+        elif not os.access(parent, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
     except OSError as err:
         raise HarnessError(
             texts.EVENTS_FILE_UNWRITABLE.format(value=shown, detail=err.strerror or err)
