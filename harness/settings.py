@@ -83,7 +83,7 @@ def model_id(env) -> str | None:
 def check(env, options) -> None:
     """Read every setting once, before anything is written: a HarnessError naming the first one that is not as
     documented (the command line turns it into its message and exit 1)."""
-    unknown = sorted(k for k in env if k.startswith(("HARNESS_", "CRASH_")) and k not in KNOWN)
+    unknown = sorted(k for k in env if k.upper().startswith(("HARNESS_", "CRASH_")) and k not in KNOWN)
     if unknown:
         raise HarnessError(texts.UNKNOWN_SETTING.format(name=untrusted(unknown[0]), known=", ".join(KNOWN)))
     for name in SWITCHES:

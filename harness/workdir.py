@@ -20,10 +20,8 @@ def start_fresh(run) -> None:
         raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=folder))
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / MARKER_FILE
-    if not marks_our_folder(marker):
-        found = [name for name in CLEANED_BY_A_FRESH_START if os.path.lexists(folder / name)]
-        if found:
-            raise HarnessError(texts.NOT_OUR_FOLDER.format(path=folder, files=", ".join(found)))
+    if found := not_ours(folder):
+        raise HarnessError(texts.NOT_OUR_FOLDER.format(path=folder, files=", ".join(found)))
     # every scenario's outputs go, the engine's database too: a later `--engine dbos --resume` (or a look at
     # summary.txt) must not revive the task abandoned here
     for name in CLEANED_BY_A_FRESH_START:
@@ -45,6 +43,13 @@ def start_fresh(run) -> None:
         keep(folder)
     ensure_notes(folder)
     run.emit("start")
+
+
+def not_ours(folder) -> list[str]:
+    """What a fresh start would have to remove from a folder without the harness's marker (so it starts nowhere)."""
+    if marks_our_folder(folder / MARKER_FILE):
+        return []
+    return [name for name in CLEANED_BY_A_FRESH_START if os.path.lexists(folder / name)]
 
 
 def marks_our_folder(marker) -> bool:

@@ -488,3 +488,31 @@ def test_a_lesson_run_will_not_adopt_a_folder_holding_a_file_another_scenario_wo
     )
     assert (workdir / name).read_text(encoding="utf-8") == "the user's own file\n"
     assert not (workdir / ".harness-workdir").exists()
+
+
+@pytest.mark.parametrize(
+    "args", [["--resume"], ["--resume", "--parallel"], ["--resume", "--idempotent"]], ids=" ".join
+)
+@pytest.mark.parametrize("name", ["report.txt", "effects.json", SUMMARY_FILE])
+def test_resume_in_a_folder_a_fresh_start_would_refuse_advises_another_folder_not_a_fresh_start(
+    workdir, name, args
+):
+    """No checkpoint, and a file the harness may not have made: --resume cannot continue, and a fresh start would
+    refuse the folder too, so the advice is an empty folder or a new name (it used to be "start again without
+    --resume", which then failed)."""
+    (workdir / name).write_text("the user's own file\n", encoding="utf-8")
+    before = snapshot(workdir)
+    proc = cli(workdir, *args)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc
+    assert name in proc.stderr and "新しい名前を --workdir に指定して" in proc.stderr, proc.stderr
+    assert "--resume なしで最初から実行してください" not in proc.stderr  # the advice that would fail
+    assert snapshot(workdir) == before
+    fresh = cli(workdir)  # the refusal the old advice led to
+    assert fresh.returncode == 1 and "自分で作っていないファイルは消しません" in fresh.stderr
+
+
+def test_resume_in_an_unmarked_folder_with_only_the_learners_own_files_still_advises_a_fresh_start(workdir):
+    (workdir / "mine.txt").write_text("mine\n", encoding="utf-8")
+    proc = cli(workdir, "--resume")
+    assert proc.returncode == 1 and "--resume なしで最初から実行してください" in proc.stderr, proc
+    assert cli(workdir).returncode == 0  # and that advice works

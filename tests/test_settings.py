@@ -363,6 +363,8 @@ def test_an_option_missing_its_value_is_a_usage_error_never_the_next_option_take
         ([], {"CRASH_AFTER": "x"}, "CRASH_AFTER"),
         ([], {"CRASH_MODE": "x"}, "CRASH_MODE"),
         ([], {"CRASH_AFTR": "after-save-a:1"}, "CRASH_AFTR"),
+        ([], {"crash_after": "after-save-a:1"}, "crash_after"),
+        ([], {"Harness_Slow_MS": "5"}, "Harness_Slow_MS"),
         (["--engine", "dbos"], {"CRASH_MODE": "x"}, "CRASH_MODE"),
         (["--engine", "dbos"], {"CRASH_AFTER": "checkpoint-before-rename:1"}, "checkpoint-before-rename"),
         (["--engine", "dbos"], {"HARNESS_TASK_ID": "a b"}, "HARNESS_TASK_ID"),

@@ -26,6 +26,7 @@ from ..errors import HarnessError
 from ..store import read_json
 from ..transcript import harness_command, version_refused
 from ..vocab import CHECKPOINT_FILE, DB_FILE, EFFECTS_FILE, MODE_FILE, SCENARIOS
+from ..workdir import not_ours
 from .parallel import load_checkpoint_v2
 
 # The scenarios a mode file may name (the lesson's is the absence of one).
@@ -91,6 +92,11 @@ def refuse_another_mode(workdir, parallel: bool, idempotent: bool, engine: bool 
         started = " ".join(SCENARIOS[recorded])
         raise HarnessError(
             texts.MODE_NOTHING_TO_RESUME.format(path=checkpoint, started=started, command=command)
+        )
+    found = [] if engine or os.path.lexists(checkpoint) else not_ours(folder)
+    if found:  # a fresh start would refuse this folder too: advise another one, not a fresh start
+        raise HarnessError(
+            texts.RESUME_NOT_OUR_FOLDER.format(path=checkpoint, folder=folder, files=", ".join(found))
         )
     if engine and (os.path.lexists(checkpoint) or os.path.lexists(folder / EFFECTS_FILE)):
         # the engine keeps neither a checkpoint nor a ledger file: this is a task of the files
