@@ -66,9 +66,15 @@ def test_prediction_is_read_as_the_lesson_demands(row):
 
 @pytest.mark.parametrize("row", rows("fix"))
 def test_fix_is_judged_as_the_lesson_demands(row):
+    from harness import texts
     from harness.exercises.level2 import check_level2_fix
 
-    assert_judged(row, check_level2_fix(row["answer"]))
+    verdict = check_level2_fix(row["answer"])
+    assert_judged(row, verdict)
+    own_note = texts.FIX_OWN_FILES_NOTE.split("{files}")[0]
+    assert (
+        verdict.report().count(own_note) <= 1
+    )  # one note for the learner's own files, however many runs made them
 
 
 @pytest.mark.parametrize("row", rows("level1") + rows("diagnosis"))

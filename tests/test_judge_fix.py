@@ -228,10 +228,14 @@ def test_a_fix_that_writes_into_the_home_folder_is_named_in_a_note(tmp_path, mon
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     cell = "from pathlib import Path\n" + variant(
-        "    results = []\n", "    results = []\n    (Path.home() / 'leak.txt').write_text('x')\n"
+        "    results = []\n",
+        "    results = []\n    for n in range(5):\n        (Path.home() / f'leak{n}.txt').write_text('x')\n",
     )
     verdict = check_level2_fix(cell)
-    assert any("作成: " in n and "leak.txt" in n for n in verdict.notes), verdict.report()
+    # five files: three named, and the two others counted (the count and the list agree)
+    said = [n for n in verdict.notes if "作成: " in n]
+    assert len(said) == 1 and "（5 件: " in said[0] and "leak0.txt" in said[0], verdict.report()
+    assert said[0].count("作成: ") == 3 and "ほか 2 件" in said[0], verdict.report()
 
 
 def test_a_right_fix_leaves_the_watched_folders_alone(tmp_path, monkeypatch):

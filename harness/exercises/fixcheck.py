@@ -31,7 +31,7 @@ from ..texts import RECONCILE_LINES
 from ..vocab import NOTES_FILE, OUTPUT_FILES, STATE_FILES
 from . import Verdict, internal_error, no_paths
 from .answers import MISSING, show
-from .jail import OUTPUT_LIMIT, TIME_LIMIT_S, end_session, outside, snapshot, watched_folders
+from .jail import OUTPUT_LIMIT, TIME_LIMIT_S, end_session, listing, outside, snapshot, watched_folders
 
 TITLE = texts.FIX_TITLE
 API_KEYS = {"type", "tool_use_id", "content", "is_error"}
@@ -306,6 +306,9 @@ def judge(verdict: Verdict, found: dict, time_limit: float) -> None:
             show_output(verdict, s["learner"])
             break  # the first difference is the one to fix; the rest would repeat it
         passed.setdefault(s["group"], True)
+    own = sorted({name for s in found["situations"] for name in s.get("own_files", ())})
+    if own:
+        verdict.notes.append(texts.FIX_OWN_FILES_NOTE.format(files=listing(own)))
     leftovers = sum(step.get("leftovers", 0) for s in found["situations"] for step in s["learner"])
     if leftovers:
         verdict.fail(texts.FIX_LEFTOVERS.format(count=leftovers))
@@ -357,7 +360,8 @@ def results_problem(learner: list, lesson: list, pairing_only: bool = False) -> 
         ids = [b.get("tool_use_id") for b in mine]
         want = [b["tool_use_id"] for b in theirs]
         if ids != want:
-            return texts.FIX_IDS_ORDER.format(ids=ids, wanted=want)
+            paired = sorted(map(str, ids)) == sorted(want) and len(set(map(str, ids))) == len(ids)
+            return texts.FIX_IDS_ORDER["order" if paired else "pairing"].format(ids=ids, wanted=want)
         for a, b in zip(mine, theirs):
             if pairing_only:
                 break
@@ -491,8 +495,9 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                 not own or files - set(own) != lessons
             ):  # a harness file too many or too few, or a temp file left
                 return texts.FIX_EXTRA_FILES[when].format(files=sorted(files - lessons)), notes
-            if texts.FIX_OWN_FILES_NOTE.format(files=own) not in notes:  # a debug log: beyond the 完了基準
-                notes.append(texts.FIX_OWN_FILES_NOTE.format(files=own))
+            s.setdefault("own_files", set()).update(
+                own
+            )  # a debug log: beyond the 完了基準 (one note, judge())
         if not mine.get("killed"):
             problem = results_problem(mine.get("results") or [], theirs.get("results") or [], beyond)
             if problem:

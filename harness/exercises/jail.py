@@ -101,13 +101,17 @@ def outside(verdict, before: dict) -> None:
 
     deleted, written = outside_changes(before, snapshot(watched_folders()))
     if deleted:  # nothing but the learner's code deletes there while a check runs
-        verdict.fail(
-            texts.JUDGE_OUTSIDE_DELETED.format(count=len(deleted), first=texts.LIST_JOIN.join(deleted[:3]))
-        )
+        verdict.fail(texts.JUDGE_OUTSIDE_DELETED.format(count=len(deleted), first=listing(deleted)))
     if written:  # an editor saving a file is a write too: said, never held against the answer
-        verdict.notes.append(
-            texts.JUDGE_OUTSIDE_WRITTEN.format(count=len(written), first=texts.LIST_JOIN.join(written[:3]))
-        )
+        verdict.notes.append(texts.JUDGE_OUTSIDE_WRITTEN.format(count=len(written), first=listing(written)))
+
+
+def listing(items: list[str], shown: int = 3) -> str:
+    """The first few items, joined, and how many more there are."""
+    from .. import texts
+
+    more = texts.LIST_MORE.format(count=len(items) - shown) if len(items) > shown else ""
+    return texts.LIST_JOIN.join(items[:shown]) + more
 
 
 def become_subreaper() -> bool:
