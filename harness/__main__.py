@@ -104,8 +104,7 @@ def parse_args(argv: list[str]) -> Options:
     longest = max((len(os.fsencode(name)) for name in Path(options.workdir).parts), default=0)
     if longest > 255 or len(os.fsencode(options.workdir)) >= 4096:  # what the system refuses as too long
         _usage_error(texts.WORKDIR_TOO_LONG.format(shown=untrusted(options.workdir, limit=80)))
-    problem = mode_arguments_problem(options)
-    if problem:
+    if problem := mode_arguments_problem(options):
         _usage_error(problem)
     return options
 
@@ -199,9 +198,10 @@ def run_command(options: Options, env=os.environ) -> int:
         refuse_another_mode_on_disk(options)  # a --resume continues the task in the mode it was started in
         if not run_mode(options, env, run_from_env, make_client):  # beyond the lesson (harness/beyond/cli.py)
             main(options, env)
-        gone = outputs_gone(workdir)  # a finished task resumed after its output was removed: say so
-        if gone:
+        if gone := outputs_gone(workdir):  # a finished task resumed after its output was removed: say so
             _say(texts.OUTPUTS_GONE.format(files=untrusted(", ".join(gone))), sys.stderr)
+        if env.get("CRASH_AFTER"):  # the task ended before the crash asked for: a class expecting one is told
+            _say(texts.CRASH_NOT_REACHED.format(plan=env["CRASH_AFTER"]), sys.stderr)
     except SimulatedCrash:
         return EXIT_CRASHED  # the [kill] line was printed by the crash event
     except KeyboardInterrupt:

@@ -184,3 +184,18 @@ def test_a_work_folder_name_too_long_for_the_system_is_a_usage_error_in_one_shor
     )
     assert proc.returncode == 2 and "は長すぎます" in proc.stderr, proc
     assert len(proc.stderr) < 400 and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("plan", ["after-tool-run:4", "after-save-b:99"])
+def test_a_crash_the_task_never_reaches_is_said_not_silently_skipped(workdir, plan):
+    """An instructor who asks for a crash the run never gets to is told it did not crash (the task still finishes)."""
+    proc = run_cli(workdir, env={"CRASH_AFTER": plan})
+    assert proc.returncode == 0 and "[done]" in proc.stdout and "[kill]" not in proc.stdout, proc
+    assert proc.stderr.startswith(f"注意: CRASH_AFTER={plan} の時点に届く前にタスクが終わりました"), (
+        proc.stderr
+    )
+
+
+def test_a_crash_that_happens_adds_no_note(workdir):
+    proc = run_cli(workdir, env={"CRASH_AFTER": "after-tool-run:3"})
+    assert proc.returncode == 137 and proc.stderr == "", proc
