@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.exercises.jail import OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S, run_jailed
+from harness.exercises.jail import IDLE_LIMIT_S, OUTPUT_LIMIT, SCRIPT_TIME_LIMIT_S, TIME_LIMIT_S, run_jailed
 from harness.exercises.level1 import INSIGHT_CHOICES
 from harness.exercises.level2 import (
     check_level2_repro,
@@ -203,6 +203,24 @@ def test_a_script_that_sleeps_forever_is_stopped_on_the_clock():
         [sys.executable, "-c", "import time; print('zzz', flush=True); time.sleep(600)"], timeout=1
     )
     assert done.timed_out and done.returncode == -signal.SIGKILL and done.stdout == "zzz\n"
+    assert done.idle  # nothing of it ran: stopped as idle, which the verdict says
+
+
+def test_a_script_waiting_on_children_that_work_is_not_idle():
+    """Each child here sleeps and exits, and a new one starts: processes starting and ending are activity, so the
+    script runs past the idle limit to its end (it uses almost no CPU of its own)."""
+    from harness.exercises.jail import IDLE_LIMIT_S
+
+    code = (
+        "import subprocess, sys\n"
+        f"for _ in range({IDLE_LIMIT_S + 4}):\n"
+        "    subprocess.run([sys.executable, '-c', 'import time; time.sleep(1)'])\n"
+        "print('done', flush=True)\n"
+    )
+    done = run_jailed([sys.executable, "-c", code], timeout=5)
+    assert not done.timed_out and not done.idle and done.returncode == 0 and done.stdout == "done\n", (
+        done.stderr
+    )
 
 
 def alive(pid: int) -> bool:
@@ -228,6 +246,7 @@ def test_notebooks_state_the_time_limits_the_checks_use():
         in level2
     )
     assert f"最初の {OUTPUT_LIMIT:,} 文字まで" in level2
+    assert f"CPU を使わずに\n**{IDLE_LIMIT_S} 秒止まったまま**のとき" in level2
 
 
 def test_level1_notebook_lists_the_insight_choices_the_check_grades():

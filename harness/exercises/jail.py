@@ -26,6 +26,8 @@ from pathlib import Path
 TIME_LIMIT_S = 5  # each run of a learner's function (one situation of the fix check)
 SCRIPT_TIME_LIMIT_S = 10  # each run of a learner's script as a process (CPU seconds)
 OUTPUT_LIMIT = 2000  # characters of a learner's output that a check shows; the rest is counted and dropped
+# A script whose processes stay this many seconds without a CPU tick, and none starts or ends, waits for nothing.
+IDLE_LIMIT_S = 10
 
 
 SKIPPED = {"__pycache__", "node_modules", "_work", "_build", "site-packages"}
@@ -145,9 +147,16 @@ def living() -> dict[int, list[str]]:
     return found
 
 
-def descendants(root: int) -> list[int]:
+def activity(root: int) -> dict[int, tuple[str, str]]:
+    """Every living process below root with its CPU time so far (user, system): when nothing in it changes, none of
+    them ran, started or ended."""
+    procs = living()
+    return {pid: (procs[pid][11], procs[pid][12]) for pid in descendants(root, procs) if len(procs[pid]) > 12}
+
+
+def descendants(root: int, procs: dict | None = None) -> list[int]:
     """Every living process below root."""
-    parent = {pid: int(fields[1]) for pid, fields in living().items()}
+    parent = {pid: int(fields[1]) for pid, fields in (procs or living()).items()}
     found: list[int] = []
     frontier = [root]
     while frontier:
@@ -220,10 +229,21 @@ class Finished:
     """One jailed run: return code (-9 when killed), its output as text (cut), and what had to be ended."""
 
     def __init__(
-        self, argv, returncode, stdout, stderr, timed_out, cut, output_bytes, leftovers, ended=None
+        self,
+        argv,
+        returncode,
+        stdout,
+        stderr,
+        timed_out,
+        cut,
+        output_bytes,
+        leftovers,
+        ended=None,
+        idle=False,
     ) -> None:
         self.args, self.returncode, self.stdout, self.stderr = argv, returncode, stdout, stderr
         self.timed_out, self.cut, self.output_bytes, self.leftovers = timed_out, cut, output_bytes, leftovers
+        self.idle = idle  # stopped because nothing of it ran for IDLE_LIMIT_S (timed_out is then True too)
         self.ended_check = ended  # the signal that ended the check's own wrapper (sent by the learner's code)
 
 
@@ -305,12 +325,14 @@ def run_jailed(
         total,
         facts["leftovers"],
         signal.Signals(facts["ended"]).name if facts.get("ended") else None,
+        facts.get("idle", False),
     )
 
 
 def wall_limit(time_limit: float) -> float:
     """How long a run may take on the clock when its limit is on CPU time: a busy machine never makes a right answer
-    look endless, and a process that sleeps forever (using no CPU) is still stopped."""
+    look endless, and a process that keeps waking up without finishing is still stopped (one that sleeps and does
+    nothing at all is stopped sooner, after IDLE_LIMIT_S)."""
     return time_limit * 6 + 10
 
 
@@ -333,13 +355,23 @@ def _main(args: list[str]) -> int:
         preexec_fn=_cpu_limit(cpu),  # noqa: PLW1509
     )
     result.with_name("child.pid").write_text(str(child.pid), encoding="utf-8")
-    timed_out = False
-    try:
-        returncode = child.wait(timeout=wall_limit(limit))
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        kill_group(child.pid)
-        returncode = child.wait()
+    timed_out = idle = False
+    deadline, seen, still_since = time.monotonic() + wall_limit(limit), None, time.monotonic()
+    while True:
+        try:
+            returncode = child.wait(timeout=1)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        now, seen_now = time.monotonic(), activity(os.getpid())
+        if seen_now != seen:
+            seen, still_since = seen_now, now
+        idle = now - still_since >= IDLE_LIMIT_S
+        if idle or now >= deadline:
+            timed_out = True
+            kill_group(child.pid)
+            returncode = child.wait()
+            break
     import resource
 
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -347,7 +379,7 @@ def _main(args: list[str]) -> int:
         timed_out = True  # its CPU time ran out (SIGXCPU, or SIGKILL at the hard limit when it ignored that)
     leftovers = end_leftovers()
     result.write_text(
-        json.dumps({"returncode": returncode, "timed_out": timed_out, "leftovers": leftovers}),
+        json.dumps({"returncode": returncode, "timed_out": timed_out, "idle": idle, "leftovers": leftovers}),
         encoding="utf-8",
     )
     return 0

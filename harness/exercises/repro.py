@@ -25,6 +25,7 @@ from ..vocab import EFFECTS_FILE, REPORT_FILE, TOOL_LOG_FILE
 from . import Verdict, internal_error, no_paths, scratch_dir
 from .answers import blank, show
 from .jail import (
+    IDLE_LIMIT_S,
     OUTPUT_LIMIT,
     SCRIPT_TIME_LIMIT_S,
     outside,
@@ -307,6 +308,8 @@ def _judge_run(order: str, n: str | None, proc, work: Path, time_limit: float) -
         return texts.REPRO_RUN_PROBLEM.format(
             what=what, problem=texts.JUDGE_SCRIPT_ENDED_CHECK.format(signal=proc.ended_check)
         )
+    if proc.idle:
+        return texts.REPRO_RUN_IDLE.format(what=what, seconds=IDLE_LIMIT_S)
     if proc.timed_out:
         return texts.REPRO_RUN_TIMED_OUT.format(what=what, seconds=time_limit)
     if todo_left(proc):
@@ -503,7 +506,9 @@ def _show(script: Path, workdir: Path, time_limit: float) -> None:
         print(proc.stdout, end="" if proc.stdout.endswith("\n") or not proc.stdout else "\n")
         if proc.cut:
             print(texts.REPRO_SHOW_CUT.format(bytes=proc.output_bytes, limit=OUTPUT_LIMIT))
-        if proc.timed_out:
+        if proc.idle:
+            print(texts.REPRO_SHOW_IDLE.format(seconds=IDLE_LIMIT_S))
+        elif proc.timed_out:
             print(texts.REPRO_SHOW_TIMED_OUT.format(seconds=time_limit))
         elif proc.returncode not in (137, -9) and proc.stderr.strip():
             print(script_error(proc) or proc.stderr.strip().splitlines()[-1][:200])
