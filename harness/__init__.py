@@ -7,12 +7,12 @@ import os
 import signal
 import sys
 
-from .texts import INTERRUPTED_AT_START
-
 
 def _interrupted_at_start(signum, frame) -> None:
     """Ctrl-C while `python -m harness` is still starting (importing): nothing has been read or written yet, so it
     ends here, quietly, with a shell's Ctrl-C code; __main__._run takes Ctrl-C over once the command line starts."""
+    from .texts import INTERRUPTED_AT_START  # loaded by now: a Ctrl-C waits until it is (below)
+
     try:
         os.write(2, (INTERRUPTED_AT_START + "\n").encode("utf-8"))
     except OSError:  # stderr closed: nothing to tell
@@ -26,9 +26,16 @@ def _starting_as_the_command() -> bool:
     return sys.argv[:1] == ["-m"] and "-m" in argv and argv[argv.index("-m") + 1 :][:1] == ["harness"]
 
 
-# The first thing the command runs of the package; not over a Ctrl-C the command was started with ignored.
-if _starting_as_the_command() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+# The first thing the command runs of the package; not over a Ctrl-C the command was started with ignored. One that
+# comes while the message catalogue loads is held back until it has loaded, then handled.
+_AS_THE_COMMAND = _starting_as_the_command() and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+if _AS_THE_COMMAND:
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     signal.signal(signal.SIGINT, _interrupted_at_start)
+from . import texts  # noqa: F401 (loaded while a Ctrl-C is held back)
+
+if _AS_THE_COMMAND:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 from .checkpoint import load_checkpoint, save_checkpoint, write_json_atomic
 from .crash import CrashPlan, SimulatedCrash, crash_on

@@ -18,6 +18,7 @@ from . import settings, texts
 from .beyond.cli import (
     MODE_FLAGS,
     MODE_OPTIONS,
+    MODE_SETTINGS,
     MODE_VALUED,
     check_mode_settings,
     engine_interrupted,
@@ -183,7 +184,9 @@ def run_command(options: Options, env=os.environ) -> int:
         _say(texts.NO_API_KEY, sys.stderr)
         return EXIT_ERROR
     try:
-        settings.check(env, options)  # every setting as documented, or refused by name (harness/settings.py)
+        settings.check(
+            env, MODE_SETTINGS
+        )  # every setting as documented, or refused by name (harness/settings.py)
         check_mode_settings(options, env)  # the engine's (harness/beyond/cli.py)
         if env.get("HARNESS_EVENTS_FILE"):  # the Crash Lab's: never a file of the task (harness/lab/hooks.py)
             from .lab.hooks import events_file

@@ -1,6 +1,5 @@
 """The settings the command line takes from the environment: exactly as documented, or refused with the name and
-the values accepted, never silently ignored (`yes` for a switch, a misspelt HARNESS_ name, an engine setting without
-the engine). check(env, options) runs once, before anything is written; the readers below are what the rest of the
+the values accepted, never silently ignored (`yes` for a switch, a misspelt HARNESS_ name). check(env, modes) runs once, before anything is written; the readers below are what the rest of the
 package calls. (The Crash Lab's HARNESS_EVENTS_FILE is checked by harness/lab/hooks.py.)
 """
 
@@ -15,19 +14,12 @@ from .errors import HarnessError
 from .transcript import untrusted
 
 # On/off settings: "1" is on; "0" or empty (or unset) is off; anything else is refused.
-SWITCHES = ("HARNESS_DEBUG", "HARNESS_IDEMPOTENT_TOOLS")
+SWITCHES = ("HARNESS_DEBUG",)
 SWITCH_VALUES = {"": False, "0": False, "1": True}
-# Settings only the engine reads (harness/beyond/engine_dbos.py); without --engine dbos they are refused, never ignored.
-ENGINE_SETTINGS = (
-    "HARNESS_DATABASE_URL",
-    "HARNESS_TASK_ID",
-    "HARNESS_EXECUTOR_ID",
-    "HARNESS_IDEMPOTENT_TOOLS",
-    "HARNESS_DATABASE_DEADLINE_S",
-)
-# Every setting there is (README, `python -m harness --help`), each once; any other HARNESS_ or CRASH_ name is a typo.
+# The lesson's settings (README, `python -m harness --help`), each once; the modes' are in harness/beyond/cli.py. Any
+# other HARNESS_ or CRASH_ name is a typo.
 OTHERS = ("HARNESS_SLOW_MS", "HARNESS_EVENTS_FILE", "HARNESS_FIXED_TIME_MS", "HARNESS_API_DEADLINE_S")
-KNOWN = tuple(dict.fromkeys((*SWITCHES, *OTHERS, *ENGINE_SETTINGS, "CRASH_AFTER", "CRASH_MODE")))
+KNOWN = (*SWITCHES, *OTHERS, "CRASH_AFTER", "CRASH_MODE")
 # A model id as the API spells them (claude-sonnet-4-5, claude-3-5-haiku@20241022, ...): no spaces, no controls.
 MODEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}")
 SECONDS_PATTERN = re.compile(r"[0-9]{1,6}(\.[0-9]{1,6})?")
@@ -80,19 +72,15 @@ def model_id(env) -> str | None:
     return value or None
 
 
-def check(env, options) -> None:
-    """Read every setting once, before anything is written: a HarnessError naming the first one that is not as
-    documented (the command line turns it into its message and exit 1)."""
-    unknown = sorted(k for k in env if k.upper().startswith(("HARNESS_", "CRASH_")) and k not in KNOWN)
+def check(env, modes: tuple = ()) -> None:
+    """Read every setting once, before anything is written (the modes' own names known too): a HarnessError naming
+    the first one that is not as documented (the command line turns it into its message and exit 1)."""
+    known = (*KNOWN, *modes)
+    unknown = sorted(k for k in env if k.upper().startswith(("HARNESS_", "CRASH_")) and k not in known)
     if unknown:
-        raise HarnessError(texts.UNKNOWN_SETTING.format(name=untrusted(unknown[0]), known=", ".join(KNOWN)))
+        raise HarnessError(texts.UNKNOWN_SETTING.format(name=untrusted(unknown[0]), known=", ".join(known)))
     for name in SWITCHES:
         switch(env, name)
-    if options.engine is None:
-        for name in ENGINE_SETTINGS:
-            off = name in SWITCHES and not switch(env, name)
-            if _value(env, name) and not off:
-                raise HarnessError(texts.ENGINE_SETTING_WITHOUT_ENGINE.format(name=name))
     whole_number(env, "HARNESS_SLOW_MS", 6, texts.BAD_SLOW_MS)
     whole_number(env, "HARNESS_FIXED_TIME_MS", 15, texts.BAD_FIXED_TIME)
     seconds(env, "HARNESS_API_DEADLINE_S", texts.BAD_API_DEADLINE)

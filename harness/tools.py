@@ -7,7 +7,6 @@ files, and is opened without following a planted link or blocking on a special f
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -115,7 +114,7 @@ def count_words(workdir: Path, input: dict) -> str:
 
 
 def write_report(workdir: Path, input: dict) -> str:
-    """Write the report atomically (a private temp file renamed over it): never through a planted link."""
+    """Write the report atomically (a new temp file renamed over it): never through a planted link."""
     content = input.get("content")
     if not isinstance(content, str):
         raise ToolError(
@@ -128,18 +127,13 @@ def write_report(workdir: Path, input: dict) -> str:
         raise ToolError(texts.CANNOT_WRITE.format(path=input["path"], detail=err.strerror or err)) from None
     if is_folder:
         raise ToolError(texts.CANNOT_OPEN.format(path=input["path"], detail=texts.FOLDER_IN_PLACE))
+    # report.txt.tmp: one a kill left goes at the next write or a fresh start; a planted link is unlinked, not followed
+    tmp = path.with_name(path.name + ".tmp")
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as err:  # a missing sub-folder, no permission
-        raise ToolError(texts.CANNOT_WRITE.format(path=input["path"], detail=err.strerror or err)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), 0o644)  # as an ordinary file, not mkstemp's private 0o600
-            f.write(content.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
+        write_new_file(tmp, content.encode("utf-8"))
         os.replace(tmp, path)
-    except BaseException as err:  # a full disk, or Ctrl-C: no half-written temp file is left behind
+    # a missing sub-folder, a full disk, Ctrl-C: no half-written temp file is left
+    except BaseException as err:
         try:
             os.unlink(tmp)
         except OSError:

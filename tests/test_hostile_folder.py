@@ -49,7 +49,7 @@ def harness_files(work: Path) -> bytes:
 def test_symlinked_temp_files_are_replaced_never_written_through(workdir, outside, how):
     crashed(workdir, "after-save-a:2")  # the resume saves both files: count_words re-runs, then point B
     victims = {}
-    for name in ("checkpoint.json.tmp", "effects.json.tmp"):
+    for name in ("checkpoint.json.tmp", "effects.json.tmp", "report.txt.tmp"):
         victims[name] = outside / f"victim-{name}"
         victims[name].write_bytes(PRECIOUS)
         os.symlink(victims[name], workdir / name)
@@ -516,3 +516,17 @@ def test_resume_in_an_unmarked_folder_with_only_the_learners_own_files_still_adv
     proc = cli(workdir, "--resume")
     assert proc.returncode == 1 and "--resume なしで最初から実行してください" in proc.stderr, proc
     assert cli(workdir).returncode == 0  # and that advice works
+
+
+@pytest.mark.parametrize("how", ["resume", "fresh"])
+def test_a_report_temp_file_a_kill_left_is_gone_after_the_next_run(workdir, how):
+    """A kill (or Ctrl-C) inside write_report can leave its temp file; it has one fixed name, which the next
+    write_report replaces and a fresh start removes: no stray file accumulates in the work folder."""
+    crashed(workdir, "after-save-a:2")  # the resume re-runs count_words, then write_report runs in turn 3
+    (workdir / "report.txt.tmp").write_bytes(
+        "# 営業メモのレポ".encode()[:10]
+    )  # half-written, as a kill leaves it
+    proc = cli(workdir, *(["--resume"] if how == "resume" else []))
+    assert proc.returncode == 0, proc.stderr
+    assert not os.path.lexists(workdir / "report.txt.tmp")
+    assert sorted(p.name for p in workdir.iterdir() if p.name.endswith(".tmp")) == []

@@ -57,7 +57,7 @@ def nothing_written(folder) -> None:
     assert not os.path.lexists(folder), sorted(p.name for p in folder.iterdir())
 
 
-@pytest.mark.parametrize("name", settings.SWITCHES)
+@pytest.mark.parametrize("name", [*settings.SWITCHES, "HARNESS_IDEMPOTENT_TOOLS"])
 @pytest.mark.parametrize("value", SWITCH_TYPOS)
 def test_a_switch_other_than_1_or_0_is_refused_with_its_accepted_values(tmp_path, name, value):
     work = tmp_path / "work"
@@ -284,9 +284,13 @@ def test_an_events_file_outside_the_work_folder_is_written(workdir, tmp_path):
 def test_the_unknown_setting_message_lists_each_known_name_once(workdir):
     code, _, err = cli_in_process("--workdir", str(workdir), env={"HARNESS_DEBGU": "1"})
     assert code == 1 and "HARNESS_DEBGU" in err, err
-    listed = [name for name in settings.KNOWN if name in err]
-    assert listed == list(settings.KNOWN)
-    assert all(err.count(name) == 1 for name in settings.KNOWN if name != "HARNESS_DEBUG"), err
+    from harness.beyond.cli import MODE_SETTINGS
+
+    known = [*settings.KNOWN, *MODE_SETTINGS]  # the lesson's, then the modes'
+    assert len(set(known)) == len(known) == 12
+    listed = [name for name in known if name in err]
+    assert listed == known
+    assert all(err.count(name) == 1 for name in known if name != "HARNESS_DEBUG"), err
 
 
 @pytest.mark.parametrize(

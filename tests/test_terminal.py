@@ -200,6 +200,8 @@ def test_ctrl_c_advice_follows_what_is_on_disk_and_following_it_finishes_the_tas
 # a time: a hook installed by sitecustomize sends it to its own process right then), at each stage of start-up from
 # the package's first line to the command line's own imports.
 START_UP_MOMENTS = [
+    ("harness.texts", False),  # the message catalogue itself loading (the Ctrl-C is held back until it has)
+    ("tomllib", True),
     ("harness.transcript", False),
     ("harness.store", True),
     ("harness.models", False),

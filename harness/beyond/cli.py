@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import texts
 from ..errors import HarnessError
 from ..lock import hold_workdir
+from ..settings import switch
 from ..transcript import harness_command, untrusted
 from ..vocab import CHECKPOINT_FILE, DB_FILE, EFFECTS_FILE
 from .modes import folder_workflows, refuse_another_mode
@@ -20,6 +21,14 @@ from .modes import folder_workflows, refuse_another_mode
 MODE_FLAGS = {"--parallel": "parallel", "--idempotent": "idempotent"}
 MODE_VALUED = {"--engine": "engine", "--database-url": "database_url"}
 MODE_OPTIONS = {"parallel": False, "idempotent": False, "engine": None, "database_url": None}
+# Settings only the engine reads (harness/beyond/engine_dbos.py); without --engine dbos they are refused, never ignored.
+MODE_SETTINGS = (
+    "HARNESS_DATABASE_URL",
+    "HARNESS_TASK_ID",
+    "HARNESS_EXECUTOR_ID",
+    "HARNESS_IDEMPOTENT_TOOLS",
+    "HARNESS_DATABASE_DEADLINE_S",
+)
 
 
 def mode_arguments_problem(options) -> str | None:
@@ -50,7 +59,14 @@ def run_mode(options, env, run_from_env, make_client) -> bool:
 
 
 def check_mode_settings(options, env) -> None:
-    """The engine's settings, read before anything is written: one refused leaves no folder behind."""
+    """The engine's settings, read before anything is written: one not as documented, or set without --engine dbos
+    (HARNESS_IDEMPOTENT_TOOLS may be off), is refused by name and leaves no folder behind."""
+    switch(env, "HARNESS_IDEMPOTENT_TOOLS")
+    if options.engine is None:
+        for name in MODE_SETTINGS:
+            off = name == "HARNESS_IDEMPOTENT_TOOLS" and not switch(env, name)
+            if env.get(name) and not off:
+                raise HarnessError(texts.ENGINE_SETTING_WITHOUT_ENGINE.format(name=name))
     if options.engine == "dbos":
         from .engine_dbos import check_settings  # imports dbos: only with --engine dbos
 
