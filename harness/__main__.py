@@ -196,7 +196,7 @@ def run_command(options: Options, env=os.environ) -> int:
         if os.path.lexists(workdir) and not workdir.is_dir():
             raise HarnessError(texts.WORKDIR_NOT_FOLDER.format(path=workdir))
         if options.resume and not workdir.is_dir() and not shared_database(options, env):
-            raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir))
+            raise HarnessError(texts.NO_WORKDIR_TO_RESUME.format(path=workdir.absolute()))
         workdir.mkdir(parents=True, exist_ok=True)
         refuse_another_mode_on_disk(options)  # a --resume continues the task in the mode it was started in
         if not run_mode(options, env, run_from_env, make_client):  # beyond the lesson (harness/beyond/cli.py)

@@ -199,3 +199,20 @@ def test_a_crash_the_task_never_reaches_is_said_not_silently_skipped(workdir, pl
 def test_a_crash_that_happens_adds_no_note(workdir):
     proc = run_cli(workdir, env={"CRASH_AFTER": "after-tool-run:3"})
     assert proc.returncode == 137 and proc.stderr == "", proc
+
+
+def test_resume_of_a_folder_that_is_not_there_names_where_it_looked_and_both_ways_on(tmp_path):
+    """Typed in the wrong folder, a relative --workdir names nothing; the refusal shows the full path it looked at and
+    says to go to the folder the task was started in, or to start a new one without --resume."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", "--workdir", "作業 1", "--resume"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1 and proc.stdout == "", proc
+    assert f"作業フォルダ {tmp_path / '作業 1'} がありません" in proc.stderr, proc.stderr
+    assert "そのフォルダへ移るか --workdir にその場所を指定して" in proc.stderr, proc.stderr
+    assert list(tmp_path.iterdir()) == []
