@@ -348,3 +348,18 @@ def test_a_script_that_deletes_a_file_in_the_home_folder_fails(tmp_path, monkeyp
     assert not verdict.passed and "削除: " in verdict.problems[-1] and "keep.txt" in verdict.problems[-1], (
         verdict.report()
     )
+
+
+def test_without_proc_nothing_is_called_idle(monkeypatch):
+    """Where there is no /proc (macOS), the jail cannot see its processes run: activity() says so (None), and only the
+    clock limit stops a script, never a working one taken for idle."""
+    import os
+
+    from harness.exercises import jail
+
+    assert jail.activity(os.getpid()) is not None  # here, on Linux, it sees
+    real_isdir = os.path.isdir
+    monkeypatch.setattr(
+        jail.os.path, "isdir", lambda p: False if str(p).startswith("/proc") else real_isdir(p)
+    )
+    assert jail.activity(os.getpid()) is None

@@ -147,9 +147,11 @@ def living() -> dict[int, list[str]]:
     return found
 
 
-def activity(root: int) -> dict[int, tuple[str, str]]:
+def activity(root: int) -> dict[int, tuple[str, str]] | None:
     """Every living process below root with its CPU time so far (user, system): when nothing in it changes, none of
-    them ran, started or ended."""
+    them ran, started or ended. None where there is no /proc to tell (macOS): then only the clock limit stops it."""
+    if not os.path.isdir("/proc/self"):
+        return None
     procs = living()
     return {pid: (procs[pid][11], procs[pid][12]) for pid in descendants(root, procs) if len(procs[pid]) > 12}
 
@@ -366,7 +368,7 @@ def _main(args: list[str]) -> int:
         now, seen_now = time.monotonic(), activity(os.getpid())
         if seen_now != seen:
             seen, still_since = seen_now, now
-        idle = now - still_since >= IDLE_LIMIT_S
+        idle = seen is not None and now - still_since >= IDLE_LIMIT_S
         if idle or now >= deadline:
             timed_out = True
             kill_group(child.pid)
