@@ -138,10 +138,9 @@ def write_report(workdir: Path, input: dict) -> str:
             os.unlink(tmp)
         except OSError:
             pass
-        if isinstance(err, OSError):
-            raise ToolError(
-                texts.CANNOT_WRITE.format(path=input["path"], detail=err.strerror or err)
-            ) from None
+        if isinstance(err, OSError):  # named as the learner sees it: the temp file when that is what failed
+            shown = input["path"] + ".tmp" if err.filename == str(tmp) else input["path"]
+            raise ToolError(texts.CANNOT_WRITE.format(path=shown, detail=err.strerror or err)) from None
         raise
     fsync_folder(path.parent)
     return texts.WRITE_REPORT_RESULT.format(path=input["path"], length=len(content))

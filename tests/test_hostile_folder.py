@@ -530,3 +530,15 @@ def test_a_report_temp_file_a_kill_left_is_gone_after_the_next_run(workdir, how)
     assert proc.returncode == 0, proc.stderr
     assert not os.path.lexists(workdir / "report.txt.tmp")
     assert sorted(p.name for p in workdir.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_a_folder_planted_at_the_reports_temp_name_is_named_and_nothing_is_written_through_it(workdir):
+    crashed(workdir, "after-save-b:2")  # write_report runs in turn 3 of the resume
+    (workdir / "report.txt.tmp").mkdir()
+    (workdir / "report.txt.tmp" / "keep").write_text("mine", encoding="utf-8")
+    proc = cli(workdir, "--resume")
+    assert proc.returncode == 0, proc.stderr
+    # the tool's error names the file that is in the way (not report.txt, which is not there)
+    assert "report.txt.tmp に書けません" in proc.stdout, proc.stdout
+    assert not (workdir / "report.txt").exists()
+    assert (workdir / "report.txt.tmp" / "keep").read_text(encoding="utf-8") == "mine"
