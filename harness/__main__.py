@@ -16,9 +16,9 @@ from pathlib import Path
 
 from . import settings, texts
 from .beyond.cli import (
+    ENGINE_SETTINGS,
     MODE_FLAGS,
     MODE_OPTIONS,
-    MODE_SETTINGS,
     MODE_VALUED,
     check_mode_settings,
     engine_interrupted,
@@ -184,9 +184,8 @@ def run_command(options: Options, env=os.environ) -> int:
         _say(texts.NO_API_KEY, sys.stderr)
         return EXIT_ERROR
     try:
-        settings.check(
-            env, MODE_SETTINGS
-        )  # every setting as documented, or refused by name (harness/settings.py)
+        # every setting as documented, or refused by name (harness/settings.py); the engine's too (beyond/cli.py)
+        settings.check(env, ENGINE_SETTINGS)
         check_mode_settings(options, env)  # the engine's (harness/beyond/cli.py)
         if env.get("HARNESS_EVENTS_FILE"):  # the Crash Lab's: never a file of the task (harness/lab/hooks.py)
             from .lab.hooks import events_file

@@ -1,6 +1,6 @@
 """The settings the command line takes from the environment: exactly as documented, or refused with the name and
-the values accepted, never silently ignored (`yes` for a switch, a misspelt HARNESS_ name). check(env, modes) runs once, before anything is written; the readers below are what the rest of the
-package calls. (The Crash Lab's HARNESS_EVENTS_FILE is checked by harness/lab/hooks.py.)
+the values accepted, never silently ignored (`yes` for a switch, a misspelt HARNESS_ name). check(env, modes) runs
+once, before anything is written; the readers below are what the rest of the package calls. (The Crash Lab's HARNESS_EVENTS_FILE is checked by harness/lab/hooks.py.)
 """
 
 from __future__ import annotations

@@ -284,9 +284,9 @@ def test_an_events_file_outside_the_work_folder_is_written(workdir, tmp_path):
 def test_the_unknown_setting_message_lists_each_known_name_once(workdir):
     code, _, err = cli_in_process("--workdir", str(workdir), env={"HARNESS_DEBGU": "1"})
     assert code == 1 and "HARNESS_DEBGU" in err, err
-    from harness.beyond.cli import MODE_SETTINGS
+    from harness.beyond.cli import ENGINE_SETTINGS
 
-    known = [*settings.KNOWN, *MODE_SETTINGS]  # the lesson's, then the modes'
+    known = [*settings.KNOWN, *ENGINE_SETTINGS]  # the lesson's, then the modes'
     assert len(set(known)) == len(known) == 12
     listed = [name for name in known if name in err]
     assert listed == known

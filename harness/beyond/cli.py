@@ -22,7 +22,7 @@ MODE_FLAGS = {"--parallel": "parallel", "--idempotent": "idempotent"}
 MODE_VALUED = {"--engine": "engine", "--database-url": "database_url"}
 MODE_OPTIONS = {"parallel": False, "idempotent": False, "engine": None, "database_url": None}
 # Settings only the engine reads (harness/beyond/engine_dbos.py); without --engine dbos they are refused, never ignored.
-MODE_SETTINGS = (
+ENGINE_SETTINGS = (
     "HARNESS_DATABASE_URL",
     "HARNESS_TASK_ID",
     "HARNESS_EXECUTOR_ID",
@@ -61,12 +61,14 @@ def run_mode(options, env, run_from_env, make_client) -> bool:
 def check_mode_settings(options, env) -> None:
     """The engine's settings, read before anything is written: one not as documented, or set without --engine dbos
     (HARNESS_IDEMPOTENT_TOOLS may be off), is refused by name and leaves no folder behind."""
-    switch(env, "HARNESS_IDEMPOTENT_TOOLS")
-    if options.engine is None:
-        for name in MODE_SETTINGS:
-            off = name == "HARNESS_IDEMPOTENT_TOOLS" and not switch(env, name)
-            if env.get(name) and not off:
-                raise HarnessError(texts.ENGINE_SETTING_WITHOUT_ENGINE.format(name=name))
+    idempotent = switch(env, "HARNESS_IDEMPOTENT_TOOLS")  # `yes` is refused with or without the engine
+    on = [
+        name
+        for name in ENGINE_SETTINGS
+        if env.get(name) and (name != "HARNESS_IDEMPOTENT_TOOLS" or idempotent)
+    ]
+    if on and options.engine is None:
+        raise HarnessError(texts.ENGINE_SETTING_WITHOUT_ENGINE.format(name=on[0]))
     if options.engine == "dbos":
         from .engine_dbos import check_settings  # imports dbos: only with --engine dbos
 

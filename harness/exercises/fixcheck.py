@@ -495,9 +495,8 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
                 not own or files - set(own) != lessons
             ):  # a harness file too many or too few, or a temp file left
                 return texts.FIX_EXTRA_FILES[when].format(files=sorted(files - lessons)), notes
-            s.setdefault("own_files", set()).update(
-                own
-            )  # a debug log: beyond the 完了基準 (one note, judge())
+            # a debug log: beyond the 完了基準 (one note for all situations, in judge())
+            s.setdefault("own_files", set()).update(own)
         if not mine.get("killed"):
             problem = results_problem(mine.get("results") or [], theirs.get("results") or [], beyond)
             if problem:
