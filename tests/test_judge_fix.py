@@ -260,3 +260,27 @@ def test_the_reports_length_is_compared_loosely_whatever_the_catalogues_wording(
     assert (
         english.sub(r"\1#\2", "Wrote many characters to report.txt") == "Wrote many characters to report.txt"
     )
+
+
+def test_the_lessons_runs_are_made_once_and_again_only_when_the_package_changes(monkeypatch):
+    from harness.exercises import fixcheck
+
+    made = []
+    real_runner = fixcheck.run_runner
+
+    def counting(source, name, time_limit, other):
+        made.append("lesson" if source is None else "learner")
+        return real_runner(source, name, time_limit, other)
+
+    monkeypatch.setattr(fixcheck, "run_runner", counting)
+    fixcheck.lesson_reference.cache_clear()
+    first, second = check_level2_fix(LESSON_MINIMAL), check_level2_fix(LESSON_MINIMAL)
+    assert first.report() == second.report() and first.passed
+    assert made == ["learner", "lesson", "learner"]  # the second check reused the lesson's runs
+    files = fixcheck.package_files()
+    path, size, mtime = files[0]
+    changed = ((path, size, mtime + 1), *files[1:])  # one file saved again
+    monkeypatch.setattr(fixcheck, "package_files", lambda: changed)
+    check_level2_fix(LESSON_MINIMAL)
+    assert made[3:] == ["learner", "lesson"]
+    fixcheck.lesson_reference.cache_clear()

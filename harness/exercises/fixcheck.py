@@ -13,11 +13,13 @@ failure not caught) is a 💡 note that never changes the verdict.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import linecache
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -122,8 +124,47 @@ def other_file_system() -> str | None:
 
 
 def run_both(source: str, name: str | None, time_limit: float) -> dict:
-    """Start the runner in a fresh interpreter and a session of its own; what it found (ends all it left)."""
+    """The learner's function through the table in a runner of its own, each situation beside the lesson's runs."""
     other = other_file_system()
+    try:
+        found = run_runner(source, name, time_limit, other)
+    finally:
+        if other:
+            shutil.rmtree(other, ignore_errors=True)
+    if "situations" in found:
+        lesson = json.loads(lesson_reference(other is not None, package_files()))
+        for s in found["situations"]:
+            s["lesson"] = lesson[s["key"]]
+    return found
+
+
+@functools.cache
+def lesson_reference(other_fs: bool, files: tuple) -> str:
+    """The lesson's runs of the table (JSON), made once per process and per state of the package's files: they
+    depend on nothing else (fixed clock, fixed model), and a check then runs only the learner's function."""
+    other = other_file_system() if other_fs else None
+    try:
+        found = run_runner(None, None, 60, other)
+    finally:
+        if other:
+            shutil.rmtree(other, ignore_errors=True)
+    if "lesson" not in found:
+        raise RuntimeError(f"the lesson's reference run ended: {found}")
+    return json.dumps(found["lesson"], ensure_ascii=False)
+
+
+def package_files() -> tuple:
+    """Each file of the harness package with its size and time of change (a change means a new reference)."""
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for f in sorted([*root.rglob("*.py"), *root.rglob("*.toml")]):
+        s = f.stat()
+        found.append((str(f), s.st_size, s.st_mtime_ns))
+    return tuple(found)
+
+
+def run_runner(source: str | None, name: str | None, time_limit: float, other: str | None) -> dict:
+    """Start the runner in a fresh interpreter and a session of its own; what it found (ends all it left)."""
     with tempfile.TemporaryDirectory(prefix="harness-check-", ignore_cleanup_errors=True) as tmp:
         spec, result = Path(tmp) / "spec.json", Path(tmp) / "result.json"
         base = Path(tmp) / "runs"
@@ -158,13 +199,8 @@ def run_both(source: str, name: str | None, time_limit: float) -> dict:
             except OSError:
                 pass
             proc.wait()
-            end_session(
-                proc.pid
-            )  # the runner's children, even those the learner's code orphaned by killing it
-            if other:
-                import shutil
-
-                shutil.rmtree(other, ignore_errors=True)
+            # the runner's children, even those the learner's code orphaned by killing it
+            end_session(proc.pid)
         if stuck or proc.returncode < 0:  # stopped or killed from outside: only the learner's code does that
             return {"runner_ended": int(signal.SIGSTOP) if stuck else -proc.returncode}
         try:

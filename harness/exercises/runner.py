@@ -1,8 +1,9 @@
 """The fix check's runner: a fresh interpreter that has run nothing of the learner's notebook but the answer cell.
 
-`python -m harness.exercises.runner SPEC.json RESULT.json`. It executes the answer's source once (after the exercise
-notebook's own imports), then for every situation of the table and for both functions, the learner's and the
-lesson's run_tool_uses, forks a child that runs the real loop in a work folder of its own. A kill is a real SIGKILL
+`python -m harness.exercises.runner SPEC.json RESULT.json`. For every situation of the table it runs one function,
+the lesson's run_tool_uses (the reference, when the spec has no source: a runner of its own, whose result the check
+keeps for the checks after it) or the learner's (the answer's source executed after the exercise notebook's own
+imports), each run in a child it forks to run the real loop in a work folder of its own. A kill is a real SIGKILL
 of that child (nothing can catch it); a --resume is a new child, so only the disk carries over. After each child,
 every process it left behind is ended and counted (this runner is a subreaper). What each run did is read from the
 disk (ledger, temp files, tool-runs.log) and, for runs that were not killed, from the child's own report (the
@@ -479,7 +480,7 @@ def load(source: str, name: str | None):
 
 class Cell:
     """The learner's answer cell, executed only inside a child (never in this runner, which must stay trustworthy:
-    it ran the lesson's reference before any of the learner's code existed, and it reads the disk after each child)."""
+    it reads the disk after each child; the lesson's reference ran in a runner no learner's code ever reached)."""
 
     def __init__(self, source: str, name: str | None, load_limit: float) -> None:
         self.source, self.name, self.load_limit = source, name, load_limit
@@ -523,8 +524,12 @@ def main(spec_path: str, result_path: str) -> int:
     patch_harness()
     base = Path(spec["base"])
     table = situations(spec.get("other_fs"))
-    # the reference first: every run of the lesson's function ends before a line of the learner's cell exists
-    lesson = {s["key"]: run_situation(lesson_run_tool_uses, s, base, "lesson", 60) for s in table}
+    if (
+        spec["source"] is None
+    ):  # the reference: the lesson's function alone, in a runner no learner's cell reaches
+        lesson = {s["key"]: run_situation(lesson_run_tool_uses, s, base, "lesson", 60) for s in table}
+        Path(result_path).write_text(json.dumps({"lesson": lesson}, ensure_ascii=False), encoding="utf-8")
+        return 0
     cell = Cell(spec["source"], spec.get("name"), int(spec["time_limit"] * 4) + 5)
     result: dict = {"situations": []}
     for s in table:
@@ -535,7 +540,7 @@ def main(spec_path: str, result_path: str) -> int:
                 result = {stop: first[stop], "output": first.get("output", "")}
                 break
         else:
-            result["situations"].append({**s, "learner": learner, "lesson": lesson[s["key"]]})
+            result["situations"].append({**s, "learner": learner})
             if any(step["timed_out"] or step.get("tampered") for step in learner):
                 break  # an endless loop, a changed check: the rest would only add waiting
             continue
