@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import zygote
 
 from harness.lab.process import child_env
 from harness.vocab import FIXED_TIME_MS
@@ -22,15 +23,12 @@ SPEC_TRANSCRIPTS = (
 
 
 def run_cli(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """python -m harness in workdir's parent, as a learner would type it."""
-    return subprocess.run(
-        [sys.executable, "-m", "harness", "--workdir", str(workdir), *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=child_env(env),
-        timeout=60,
-    )
+    """python -m harness in workdir's parent, as a learner would type it (from this worker's zygote, zygote.py, when
+    it runs the real client: the SDK is imported there already)."""
+    argv = [sys.executable, "-m", "harness", "--workdir", str(workdir), *args]
+    if "--real" in args:
+        return zygote.run(argv, child_env(env), 60)
+    return subprocess.run(argv, check=False, capture_output=True, text=True, env=child_env(env), timeout=60)
 
 
 def cli_in_process(*argv: str, env: dict | None = None) -> tuple[int, str, str]:

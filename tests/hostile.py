@@ -19,6 +19,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import zygote
+
 # Settings of the parent's environment that must not leak into a child.
 PRIVATE = ("CRASH_AFTER", "CRASH_MODE", "HARNESS_SLOW_MS", "HARNESS_EVENTS_FILE", "HARNESS_API_DEADLINE_S")
 FIXED_TIME = {"HARNESS_FIXED_TIME_MS": "1767225600000"}
@@ -36,9 +38,13 @@ def cli(
     work: Path, *args: str, env: dict | None = None, timeout: float = 120, prefix: tuple = (), **kw
 ) -> subprocess.CompletedProcess:
     """`python -m harness --workdir WORK ARGS` to its end, within `timeout` seconds (a hang fails the test).
-    `prefix` runs it through another command (e.g. setpriv, to run it as an ordinary user)."""
+    `prefix` runs it through another command (e.g. setpriv, to run it as an ordinary user). A run of the real client
+    starts from this worker's zygote (zygote.py), which has imported the SDK already."""
+    argv = [*prefix, sys.executable, "-m", "harness", "--workdir", str(work), *args]
+    if "--real" in args and not prefix and not kw:
+        return zygote.run(argv, child_env(env), timeout)
     return subprocess.run(
-        [*prefix, sys.executable, "-m", "harness", "--workdir", str(work), *args],
+        argv,
         capture_output=True,
         text=True,
         env=child_env(env),

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import zygote
 
 from conftest import cli_in_process
 from harness import TOOL_SCHEMAS, Run, ScriptedModel, run_agent
@@ -71,13 +72,12 @@ MOMENT_2_RESUME = """\
 def harness(
     workdir: Path, *args: str, env: dict | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess:
-    """`python -m harness --engine dbos --workdir WORKDIR ARGS` as a real process, this checkout's package."""
+    """`python -m harness --engine dbos --workdir WORKDIR ARGS` as a real process, this checkout's package (forked from
+    this worker's zygote, zygote.py, which has imported DBOS already)."""
     full = {k: v for k, v in os.environ.items() if not k.startswith(("CRASH_", "HARNESS_"))}
     full.update({"PYTHONPATH": str(ROOT), "HARNESS_FIXED_TIME_MS": str(FIXED_TIME_MS), **(env or {})})
-    return subprocess.run(
-        [sys.executable, "-m", "harness", "--engine", "dbos", "--workdir", str(workdir), *args],
-        capture_output=True, text=True, env=full, timeout=timeout, check=False,
-    )  # fmt: skip
+    argv = [sys.executable, "-m", "harness", "--engine", "dbos", "--workdir", str(workdir), *args]
+    return zygote.run(argv, full, timeout)
 
 
 def rows(db: Path, sql: str, *args) -> list[tuple]:
