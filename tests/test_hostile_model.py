@@ -1,5 +1,6 @@
-"""A hostile model and a hostile network, through the real command line: `python -m harness --real` against a local
-server the test starts (ANTHROPIC_BASE_URL, a fake key). Odd values are refused before anything of them is saved,
+"""A hostile model and a hostile network, through the real command line: `python -m harness --real` (a process of its
+own, forked from a zygote that imported the SDK: zygote.py) against a local server the test starts
+(ANTHROPIC_BASE_URL, a fake key). Odd values are refused before anything of them is saved,
 the model cannot touch the harness's own files, nothing it sends reaches the terminal raw, a stalled or trickling
 server is given up on within HARNESS_API_DEADLINE_S while the user is told it is waiting, Ctrl-C ends with one line,
 and a finished task is never sent to the model again."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 from harness.exercises.level2 import check_level2_fix
 
@@ -276,11 +277,28 @@ def test_the_lessons_runs_are_made_once_and_again_only_when_the_package_changes(
     fixcheck.lesson_reference.cache_clear()
     first, second = check_level2_fix(LESSON_MINIMAL), check_level2_fix(LESSON_MINIMAL)
     assert first.report() == second.report() and first.passed
-    assert made == ["learner", "lesson", "learner"]  # the second check reused the lesson's runs
+    assert made == ["lesson", "learner", "learner"]  # the second check reused the lesson's runs
     files = fixcheck.package_files()
     path, size, mtime = files[0]
     changed = ((path, size, mtime + 1), *files[1:])  # one file saved again
     monkeypatch.setattr(fixcheck, "package_files", lambda: changed)
     check_level2_fix(LESSON_MINIMAL)
-    assert made[3:] == ["learner", "lesson"]
+    assert made[3:] == ["lesson", "learner"]
     fixcheck.lesson_reference.cache_clear()
+
+
+def test_an_answer_that_changes_a_file_of_the_package_fails_as_tampering(monkeypatch):
+    from harness.exercises import fixcheck
+
+    files = fixcheck.package_files()
+    path, size, mtime = files[-1]
+    calls = []
+
+    def seen():  # as the package looks before the check, then after the answer cell ran (one file saved again)
+        calls.append(1)
+        return files if len(calls) == 1 else (*files[:-1], (path, size + 1, mtime + 1))
+
+    monkeypatch.setattr(fixcheck, "package_files", seen)
+    verdict = check_level2_fix(LESSON_MINIMAL)
+    assert not verdict.passed
+    assert "書き換えました" in verdict.problems[0] and Path(path).name in verdict.problems[0]

@@ -3,6 +3,7 @@ code or signal, stdout and stderr, the working folder and the environment, and a
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -32,17 +33,18 @@ def both(argv: list[str], env: dict) -> tuple:
     ],
 )
 def test_a_run_from_the_zygote_is_the_same_as_a_real_process(tmp_path, args, env):
-    ran, forked = both(
-        [sys.executable, "-m", "harness", "--workdir", str(tmp_path / "a"), *args], child_env(env)
-    )
-    again = subprocess.run(  # the same again in a second folder, for the zygote's run
-        [sys.executable, "-m", "harness", "--workdir", str(tmp_path / "b"), *args],
+    ran = subprocess.run(
+        [sys.executable, "-m", "harness", "--workdir", str(tmp_path / "a"), *args],
         capture_output=True, text=True, env=child_env(env), timeout=120, check=False,
     )  # fmt: skip
-    assert forked[0] == ran[0]
-    assert forked[1].replace(str(tmp_path / "a"), "") == ran[1].replace(str(tmp_path / "a"), "")
-    assert again.returncode == ran[0]
-    assert forked[2].replace(str(tmp_path / "a"), "X") == ran[2].replace(str(tmp_path / "a"), "X")
+    forked = zygote.run(
+        [sys.executable, "-m", "harness", "--workdir", str(tmp_path / "b"), *args], child_env(env), 120
+    )
+    assert forked.returncode == ran.returncode
+    assert forked.stdout.replace(str(tmp_path / "b"), "W") == ran.stdout.replace(str(tmp_path / "a"), "W")
+    assert forked.stderr.replace(str(tmp_path / "b"), "W") == ran.stderr.replace(str(tmp_path / "a"), "W")
+    if (tmp_path / "a").exists():  # the same files made (a refusal makes no folder)
+        assert sorted(os.listdir(tmp_path / "b")) == sorted(os.listdir(tmp_path / "a"))
 
 
 def test_the_zygote_takes_the_environment_and_the_folder_of_each_run(tmp_path, monkeypatch):
@@ -87,3 +89,18 @@ def test_a_run_past_its_deadline_is_ended_and_said_like_subprocess(tmp_path, mon
     assert (
         zygote.run([sys.executable, "-m", "json.tool", "--help"], env, 60).returncode == 0
     )  # a new one serves
+
+
+def test_a_zygote_whose_imports_print_is_not_used(tmp_path, monkeypatch):
+    (tmp_path / "noisy.py").write_text("import sys; print('warning', file=sys.stderr)\n", encoding="utf-8")
+    monkeypatch.setattr(zygote, "PRELOAD", ("noisy",))
+    made = zygote.Zygote(child_env({"PYTHONPATH": str(tmp_path)}))
+    assert made.noisy and not made.alive()
+
+
+def test_a_run_that_leaves_a_process_behind_is_an_error_and_the_process_ends(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    leaves = "import subprocess, sys\nprint(subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']).pid)\n"
+    (tmp_path / "leaves.py").write_text(leaves, encoding="utf-8")
+    with pytest.raises(RuntimeError, match="left processes behind"):
+        zygote.run([sys.executable, "-m", "leaves"], child_env({"PYTHONPATH": str(tmp_path)}), 120)

@@ -124,17 +124,22 @@ def other_file_system() -> str | None:
 
 
 def run_both(source: str, name: str | None, time_limit: float) -> dict:
-    """The learner's function through the table in a runner of its own, each situation beside the lesson's runs."""
+    """The learner's function through the table in a runner of its own, each situation beside the lesson's runs
+    (made before a line of the answer cell runs; a cell that changes the package's files fails)."""
+    files = package_files()
     other = other_file_system()
     try:
+        lesson = json.loads(lesson_reference(other is not None, files))
         found = run_runner(source, name, time_limit, other)
     finally:
         if other:
             shutil.rmtree(other, ignore_errors=True)
-    if "situations" in found:
-        lesson = json.loads(lesson_reference(other is not None, package_files()))
-        for s in found["situations"]:
-            s["lesson"] = lesson[s["key"]]
+    changed = sorted({path for path, *_ in set(files) ^ set(package_files())})
+    if changed:
+        root = Path(__file__).resolve().parents[2]
+        return {"changed_files": [str(Path(path).relative_to(root)) for path in changed]}
+    for s in found.get("situations", ()):
+        s["lesson"] = lesson[s["key"]]
     return found
 
 
@@ -143,6 +148,8 @@ def lesson_reference(other_fs: bool, files: tuple) -> str:
     """The lesson's runs of the table (JSON), made once per process and per state of the package's files: they
     depend on nothing else (fixed clock, fixed model), and a check then runs only the learner's function."""
     other = other_file_system() if other_fs else None
+    if other_fs and other is None:
+        raise RuntimeError("the other file system went away")  # not kept: the next check tries again
     try:
         found = run_runner(None, None, 60, other)
     finally:
@@ -304,6 +311,9 @@ def shape(fn) -> str | None:
 def judge(verdict: Verdict, found: dict, time_limit: float) -> None:
     if "runner_ended" in found:
         verdict.fail(texts.JUDGE_CHECK_ENDED.format(signal=signal.Signals(found["runner_ended"]).name))
+        return
+    if "changed_files" in found:
+        verdict.fail(texts.JUDGE_TAMPERED.format(names=listing(found["changed_files"])))
         return
     if "runner_failed" in found:
         raise RuntimeError(f"runner ended with {found['runner_failed']}")
