@@ -5,8 +5,9 @@ this process's environment, so removing the key here keeps them key-free.
 
 Run in parallel (`pytest -n N`, as scripts/test.sh does), what must share one process stays in one: every cell of a
 notebook (nbval runs them in order in one kernel), and the tests that share one of this project's module-wide
-fixtures (the crash sweep test_dbos.py computes once, the PostgreSQL cluster, the browser); every other test is sent
-to whichever worker is free. pytest-xdist's own `--dist loadgroup` cannot do this under pytest 9 (it renames test ids
+fixtures (the crash sweep test_dbos.py computes once, the PostgreSQL cluster, the browser), unless marked
+`any_worker` (the browser edition's tests: each worker its own server and browser on the one site); every other test
+is sent to whichever worker is free. pytest-xdist's own `--dist loadgroup` cannot do this under pytest 9 (it renames test ids
 in a way pytest 9 ignores), so the workers write the groups to a file the scheduler reads.
 """
 
@@ -42,6 +43,10 @@ def shared_setup(item: pytest.Item) -> list[str]:
 
 
 def group_of(item: pytest.Item) -> str | None:
+    if item.get_closest_marker(
+        "any_worker"
+    ):  # its module-wide fixtures are made in every worker that needs them
+        return None
     marked = item.get_closest_marker("xdist_group")
     if marked:
         return str(marked.args[0] if marked.args else marked.kwargs.get("name", "default"))

@@ -4,6 +4,7 @@ served from 127.0.0.1 with every request to another host refused."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -23,19 +24,30 @@ if not Path(sb.CHROMIUM).exists():
         raise RuntimeError(f"REQUIRE_BROWSER is set but Chromium is missing at {sb.CHROMIUM}")
     pytest.skip("Chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
-# One worker for the whole module: the `site` fixture builds into the checkout's one site/ folder, so a second worker
-# building it for the tests that need no browser rebuilt it under the others' page (404s, "kernel not idle").
-pytestmark = pytest.mark.xdist_group("tests/test_site.py")
+# Spread over the workers: each has its own server and browser, on the one site built once (the `site` fixture).
+pytestmark = pytest.mark.any_worker
 
 TRACEBACK_MARKS = ("Traceback", "Error:", "エラー: 予期しない")
 
 
 @pytest.fixture(scope="module")
 def site():
-    """The site built from this checkout (scripts/site.sh: cached downloads, so a rebuild is quick)."""
-    subprocess.run(
-        ["bash", str(ROOT / "scripts" / "site.sh")], check=True, timeout=1800, stdout=subprocess.DEVNULL
-    )
+    """The site built from this checkout (scripts/site.sh: cached downloads, so a rebuild is quick), once per run of
+    the suite: the first worker to need it builds it while the others wait, and nobody rebuilds it under the pages
+    the others have open (that gave 404s and "kernel not idle")."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid-{os.getpid()}")
+    built = ROOT / ".cache" / "site-built-for-run"
+    built.parent.mkdir(exist_ok=True)
+    with open(ROOT / ".cache" / "site-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not built.exists() or built.read_text(encoding="utf-8") != run:
+            subprocess.run(
+                ["bash", str(ROOT / "scripts" / "site.sh")],
+                check=True,
+                timeout=1800,
+                stdout=subprocess.DEVNULL,
+            )
+            built.write_text(run, encoding="utf-8")
     assert (sb.SITE / "static" / "pyodide" / "pyodide.asm.wasm").exists()
     with sb.served() as base:
         yield base
