@@ -15,9 +15,9 @@ elif [ -n "${REQUIRE_TEXTLINT:-}" ]; then
 else
   echo "textlint (the Japanese prose check) skipped: Node.js and npm are not installed." >&2
 fi
-# WORKERS_PER_CORE pytest workers per core (default 3): many tests spend their time waiting (a deadline, a browser, a
+# WORKERS_PER_CORE pytest workers per core (default 2): many tests spend their time waiting (a deadline, a browser, a
 # database, a judge's limit) and the other workers use the core meanwhile (bench/suite_workers.sh measures it).
 # conftest.py keeps a notebook's cells, and the tests sharing a module-wide fixture, in one worker. The 20 slowest
 # tests are listed at the end. `bash scripts/test.sh -n 0` runs everything in one process.
-workers=$(.venv/bin/python -c "import os; print(max(1, round((os.cpu_count() or 1) * float('${WORKERS_PER_CORE:-3}'))))")
+workers=$(.venv/bin/python -c "import os; print(max(1, round((os.cpu_count() or 1) * float('${WORKERS_PER_CORE:-2}'))))")
 exec .venv/bin/python -m pytest -n "$workers" --dist loadgroup --durations=20 "$@"
