@@ -13,6 +13,7 @@ failure not caught) is a 💡 note that never changes the verdict.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import inspect
 import json
@@ -108,32 +109,35 @@ def module_source(fn) -> str:
     return "\n".join(header) + "\n\n" + "\n\n".join(reversed(parts))
 
 
-def other_file_system() -> str | None:
-    """A folder on another file system than the system temp folder (tmpfs /dev/shm on Linux), or None."""
-    shm = Path("/dev/shm")
+@contextlib.contextmanager
+def other_file_system(wanted: bool = True):
+    """A folder on another file system than the system temp folder (tmpfs /dev/shm on Linux), or None; removed
+    afterwards."""
+    shm, folder = Path("/dev/shm"), None
     try:
         if (
-            shm.is_dir()
+            wanted
+            and shm.is_dir()
             and os.access(shm, os.W_OK)
             and shm.stat().st_dev != Path(tempfile.gettempdir()).stat().st_dev
         ):
-            return tempfile.mkdtemp(prefix="harness-check-", dir=shm)
+            folder = tempfile.mkdtemp(prefix="harness-check-", dir=shm)
     except OSError:
-        return None
-    return None
+        folder = None
+    try:
+        yield folder
+    finally:
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_both(source: str, name: str | None, time_limit: float) -> dict:
     """The learner's function through the table in a runner of its own, each situation beside the lesson's runs
     (made before a line of the answer cell runs; a cell that changes the package's files fails)."""
     files = package_files()
-    other = other_file_system()
-    try:
+    with other_file_system() as other:
         lesson = json.loads(lesson_reference(other is not None, files))
         found = run_runner(source, name, time_limit, other)
-    finally:
-        if other:
-            shutil.rmtree(other, ignore_errors=True)
     changed = sorted({path for path, *_ in set(files) ^ set(package_files())})
     if changed:
         root = Path(__file__).resolve().parents[2]
@@ -147,14 +151,10 @@ def run_both(source: str, name: str | None, time_limit: float) -> dict:
 def lesson_reference(other_fs: bool, files: tuple) -> str:
     """The lesson's runs of the table (JSON), made once per process and per state of the package's files: they
     depend on nothing else (fixed clock, fixed model), and a check then runs only the learner's function."""
-    other = other_file_system() if other_fs else None
-    if other_fs and other is None:
-        raise RuntimeError("the other file system went away")  # not kept: the next check tries again
-    try:
+    with other_file_system(other_fs) as other:
+        if other_fs and other is None:
+            raise RuntimeError("the other file system went away")  # not kept: the next check tries again
         found = run_runner(None, None, 60, other)
-    finally:
-        if other:
-            shutil.rmtree(other, ignore_errors=True)
     if "lesson" not in found:
         raise RuntimeError(f"the lesson's reference run ended: {found}")
     return json.dumps(found["lesson"], ensure_ascii=False)
