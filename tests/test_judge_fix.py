@@ -269,9 +269,9 @@ def test_the_lessons_runs_are_made_once_and_again_only_when_the_package_changes(
     made = []
     real_runner = fixcheck.run_runner
 
-    def counting(source, name, time_limit, other):
+    def counting(source, *rest):
         made.append("lesson" if source is None else "learner")
-        return real_runner(source, name, time_limit, other)
+        return real_runner(source, *rest)
 
     monkeypatch.setattr(fixcheck, "run_runner", counting)
     fixcheck.lesson_reference.cache_clear()
@@ -302,3 +302,30 @@ def test_an_answer_that_changes_a_file_of_the_package_fails_as_tampering(monkeyp
     verdict = check_level2_fix(LESSON_MINIMAL)
     assert not verdict.passed
     assert "書き換えました" in verdict.problems[0] and Path(path).name in verdict.problems[0]
+
+
+def test_a_wrong_fix_runs_only_up_to_the_situation_the_verdict_names(monkeypatch):
+    from harness.exercises import fixcheck
+    from harness.exercises.runner import situations
+
+    reversed_order = variant(
+        """        output = execute_tool(run, block)
+        save_effect(run.effects_path, block["id"], {"name": block["name"], "result": output, "at": run.clock()})""",
+        """        save_effect(run.effects_path, block["id"], {"name": block["name"], "result": None, "at": run.clock()})
+        output = execute_tool(run, block)""",
+    )
+    seen = {}
+    real_judge = fixcheck.judge
+
+    def keeping(verdict, found, time_limit):
+        seen.update(found)
+        return real_judge(verdict, found, time_limit)
+
+    monkeypatch.setattr(fixcheck, "judge", keeping)
+    verdict = check_level2_fix(reversed_order)
+    ran = seen["situations"]
+    assert (
+        not verdict.passed and fixcheck.label(ran[-1]) in verdict.problems[0]
+    )  # the last one run is the one named
+    assert all(fixcheck.compare(s, fixcheck.TIME_LIMIT_S)[0] is None for s in ran[:-1])
+    assert len(ran) < len(situations(None))  # the situations after it were not run

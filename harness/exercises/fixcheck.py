@@ -137,7 +137,7 @@ def run_both(source: str, name: str | None, time_limit: float) -> dict:
     files = package_files()
     with other_file_system() as other:
         lesson = json.loads(lesson_reference(other is not None, files))
-        found = run_runner(source, name, time_limit, other)
+        found = run_runner(source, name, time_limit, other, lesson)
     changed = sorted({path for path, *_ in set(files) ^ set(package_files())})
     if changed:
         root = Path(__file__).resolve().parents[2]
@@ -170,8 +170,11 @@ def package_files() -> tuple:
     return tuple(found)
 
 
-def run_runner(source: str | None, name: str | None, time_limit: float, other: str | None) -> dict:
-    """Start the runner in a fresh interpreter and a session of its own; what it found (ends all it left)."""
+def run_runner(
+    source: str | None, name: str | None, time_limit: float, other: str | None, lesson: dict | None = None
+) -> dict:
+    """Start the runner in a fresh interpreter and a session of its own; what it found (ends all it left). Given the
+    lesson's runs, it stops the learner's at the first situation that differs."""
     with tempfile.TemporaryDirectory(prefix="harness-check-", ignore_cleanup_errors=True) as tmp:
         spec, result = Path(tmp) / "spec.json", Path(tmp) / "result.json"
         base = Path(tmp) / "runs"
@@ -184,6 +187,7 @@ def run_runner(source: str | None, name: str | None, time_limit: float, other: s
                     "time_limit": time_limit,
                     "base": str(base),
                     "other_fs": other,
+                    "lesson": lesson,
                 }
             ),
             encoding="utf-8",

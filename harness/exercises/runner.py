@@ -7,7 +7,8 @@ imports), each run in a child it forks to run the real loop in a work folder of 
 of that child (nothing can catch it); a --resume is a new child, so only the disk carries over. After each child,
 every process it left behind is ended and counted (this runner is a subreaper). What each run did is read from the
 disk (ledger, temp files, tool-runs.log) and, for runs that were not killed, from the child's own report (the
-tool_results each call returned, the error, the reconcile branch, the closing line).
+tool_results each call returned, the error, the reconcile branch, the closing line). Given the lesson's runs, the
+learner's stop after the first situation that differs from them (the verdict names only that one).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ..store import dump_json
 from ..tools import TOOL_SCHEMAS, ToolError
 from ..vocab import EFFECTS_FILE, FIXED_TIME_MS, NOTES_FILE, TOOL_LOG_FILE
 from ..workdir import start_fresh
+from . import fixcheck
 from .jail import OUTPUT_LIMIT, become_subreaper, end_leftovers, kill_group, wall_limit
 
 # What the exercise notebook's first cell gives the answer cell (a test keeps the two the same).
@@ -330,10 +332,7 @@ def run_child(fn, s: dict, workdir: Path, resume: bool, out: Path, time_limit: f
             )  # the report's way out, taken before the cell runs
             facts: dict = {}
             if isinstance(fn, Cell):
-                before, changed = (
-                    fingerprint(),
-                    tampered,
-                )  # bound before the cell can rebind the module's names
+                before, changed = fn.before, tampered  # bound before the cell can rebind the module's names
                 resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(fn.load_limit), hard))
                 try:
                     fn = load(fn.source, fn.name)
@@ -484,6 +483,8 @@ class Cell:
 
     def __init__(self, source: str, name: str | None, load_limit: float) -> None:
         self.source, self.name, self.load_limit = source, name, load_limit
+        # what a child has before its cell runs: this runner's own names, which no learner's code reaches
+        self.before = fingerprint()
 
 
 # What the check itself relies on inside a child, fingerprinted before the learner's cell runs: every function,
@@ -530,6 +531,9 @@ def main(spec_path: str, result_path: str) -> int:
         lesson = {s["key"]: run_situation(lesson_run_tool_uses, s, base, "lesson", 60) for s in table}
         Path(result_path).write_text(json.dumps({"lesson": lesson}, ensure_ascii=False), encoding="utf-8")
         return 0
+    # The lesson's runs (when given): the learner's stop at the first situation that differs, the one the verdict
+    # names (a wrong answer's other runs would only add waiting).
+    lesson = spec.get("lesson")
     cell = Cell(spec["source"], spec.get("name"), int(spec["time_limit"] * 4) + 5)
     result: dict = {"situations": []}
     for s in table:
@@ -543,6 +547,12 @@ def main(spec_path: str, result_path: str) -> int:
             result["situations"].append({**s, "learner": learner})
             if any(step["timed_out"] or step.get("tampered") for step in learner):
                 break  # an endless loop, a changed check: the rest would only add waiting
+            theirs = lesson.get(s["key"]) if lesson else None
+            if (
+                theirs is not None
+                and fixcheck.compare({**s, "learner": learner, "lesson": theirs}, spec["time_limit"])[0]
+            ):
+                break
             continue
         break
     Path(result_path).write_text(json.dumps(result, ensure_ascii=False, default=repr), encoding="utf-8")
