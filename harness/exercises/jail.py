@@ -6,7 +6,8 @@ runs under a subreaper (Linux prctl PR_SET_CHILD_SUBREAPER), so even a daemon th
 its own comes back to it as an orphan; when the script is done, every descendant still alive is killed and
 counted. Elsewhere the session's process group is killed (a double-forked daemon could then escape).
 
-Run as `python -m harness.exercises.jail TIME_LIMIT RESULT_JSON -- ARGV...`, it is that subreaper.
+Run as a script, `python harness/exercises/jail.py TIME_LIMIT RESULT_JSON -- ARGV...` (it needs only the standard
+library, so it starts without importing the package), it is that subreaper.
 """
 
 from __future__ import annotations
@@ -280,8 +281,7 @@ def run_jailed(
                     sys.executable,
                     "-W",
                     "ignore::RuntimeWarning",
-                    "-m",
-                    "harness.exercises.jail",
+                    str(Path(__file__).resolve()),  # as a script (standard library only)
                     str(timeout),
                     str(result),
                     "--",
