@@ -329,3 +329,32 @@ def test_a_wrong_fix_runs_only_up_to_the_situation_the_verdict_names(monkeypatch
     )  # the last one run is the one named
     assert all(fixcheck.compare(s, fixcheck.TIME_LIMIT_S)[0] is None for s in ran[:-1])
     assert len(ran) < len(situations(None))  # the situations after it were not run
+
+
+def test_a_fix_that_records_a_failed_call_and_lets_the_error_out_fails():
+    recorded_then_raised = variant(
+        "        output = execute_tool(run, block)\n",
+        """        try:
+            output = execute_tool(run, block)
+        except ToolError as err:
+            save_effect(run.effects_path, block["id"], {"name": block["name"], "result": str(err), "at": run.clock()})
+            raise
+""",
+    )
+    verdict = check_level2_fix(recorded_then_raised)
+    assert not verdict.passed and "失敗した read_notes を台帳に記録しています" in verdict.problems[0]
+
+
+def test_a_fix_that_stops_at_the_first_failing_tool_leaves_the_rest_of_the_turn_unanswered():
+    stops = variant(
+        "        output = execute_tool(run, block)\n",
+        """        try:
+            output = execute_tool(run, block)
+        except ToolError as err:
+            results.append({"type": "tool_result", "tool_use_id": block["id"], "content": str(err), "is_error": True})
+            return results
+""",
+    )
+    verdict = check_level2_fix(stops)
+    assert not verdict.passed
+    assert "toolu_f1" in verdict.problems[0] and "write_report toolu_w4" in verdict.problems[0]

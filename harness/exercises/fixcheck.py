@@ -487,10 +487,10 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
         if not theirs:
             break
         error = mine.get("error")
-        if kind == "fail" and error and error["type"] == "ToolError":
+        if s.get("fail") and error and error["type"] == "ToolError":
             notes.append(texts.FIX_TOOL_ERROR_ESCAPED)
             error = None
-            if s["fail"] in (mine.get("ledger") or {}):
+            if s["fail_id"] in (mine.get("ledger") or {}):
                 return (
                     texts.FIX_FAILED_RECORDED.format(tool=s["fail"], ledger=ledger_text(mine["ledger"])),
                     notes,

@@ -78,6 +78,16 @@ WRITE_THEN_READ = [
     },
     {"type": "tool_use", "id": "toolu_r1", "name": "read_notes", "input": {"path": "draft.txt"}},
 ]
+# One turn whose first tool fails: the second still runs, and each id gets its tool_result.
+FAIL_THEN_WRITE = [
+    {"type": "tool_use", "id": "toolu_f1", "name": "read_notes", "input": {"path": NOTES_FILE}},
+    {
+        "type": "tool_use",
+        "id": "toolu_w4",
+        "name": "write_report",
+        "input": {"path": "draft.txt", "content": "下書き"},
+    },
+]
 KILL_MARK = ".check-killed"
 HOLD_S = 0.3
 
@@ -88,8 +98,18 @@ def situations(other_fs: str | None) -> list[dict]:
     for kind in ("kill_start", "kill_after", "kill_torn", "kill_recorded"):
         for _, tool, _ in sorted(TASK_CALLS, key=lambda c: c[0] != 3):
             table.append({"key": f"{kind}:{tool}", "group": kind, "kill": kind, "tool": tool})
-    for _, tool, _ in TASK_CALLS:
-        table.append({"key": f"fail:{tool}", "group": "fail", "fail": tool})
+    for _, tool, tid in TASK_CALLS:
+        table.append({"key": f"fail:{tool}", "group": "fail", "fail": tool, "fail_id": tid})
+    table.append(
+        {
+            "key": "fail_then_write",
+            "group": "fail",
+            "direct": True,
+            "fail": "read_notes",
+            "fail_id": "toolu_f1",
+            "content": FAIL_THEN_WRITE,
+        }
+    )
     table.append({"key": "ledger_fails:write_report", "group": "ledger_fails", "ledger_fails": "toolu_03"})
     table.append({"key": "stale_tmp", "group": "files", "stale_tmp": True})
     table.append({"key": "long_notes", "group": "long_notes", "notes": LONG_NOTES})
