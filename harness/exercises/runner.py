@@ -81,12 +81,7 @@ WRITE_THEN_READ = [
 # One turn whose first tool fails: the second still runs, and each id gets its tool_result.
 FAIL_THEN_WRITE = [
     {"type": "tool_use", "id": "toolu_f1", "name": "read_notes", "input": {"path": NOTES_FILE}},
-    {
-        "type": "tool_use",
-        "id": "toolu_w4",
-        "name": "write_report",
-        "input": {"path": "draft.txt", "content": "下書き"},
-    },
+    {**WRITE_THEN_READ[0], "id": "toolu_w4"},
 ]
 KILL_MARK = ".check-killed"
 HOLD_S = 0.3
