@@ -358,3 +358,31 @@ def test_a_fix_that_stops_at_the_first_failing_tool_leaves_the_rest_of_the_turn_
     verdict = check_level2_fix(stops)
     assert not verdict.passed
     assert "toolu_f1" in verdict.problems[0] and "write_report toolu_w4" in verdict.problems[0]
+
+
+def test_a_fix_that_runs_the_same_call_once_for_two_ids_fails_on_the_runs():
+    once = variant(
+        "        output = execute_tool(run, block)\n",
+        """        key = (block["name"], json.dumps(block["input"], sort_keys=True))
+        output = done[key] if key in done else execute_tool(run, block)  # the same call: its result again
+        done[key] = output
+""",
+    ).replace("    results = []\n", "    results = []\n    done = {}\n")
+    verdict = check_level2_fix(once)
+    assert not verdict.passed and "toolu_s1" in verdict.problems[0]
+
+
+def test_a_fix_that_changes_the_content_it_was_given_is_told_so():
+    removes = variant(
+        "    for block in tool_use_blocks:\n",
+        "    for block in tool_use_blocks:\n        content.remove(block)  # done with this block\n",
+    )
+    verdict = check_level2_fix(removes)
+    assert not verdict.passed and "受け取った content" in verdict.problems[0]
+
+
+def test_results_the_harness_refuses_are_named_as_a_missing_pair_not_as_its_error():
+    empty = variant("    return results", "    return []")
+    verdict = check_level2_fix(empty)
+    assert not verdict.passed
+    assert "tool_use_id が [] でした" in verdict.problems[0] and "HarnessError" not in verdict.problems[0]

@@ -506,7 +506,15 @@ def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
         if kind == "ledger_fails" and error and error["type"] in ("OSError", "HarnessError"):
             notes.append(texts.FIX_LEDGER_ERROR_ESCAPED)
             break
+        if mine.get("content_changed") and not theirs.get("content_changed"):
+            return texts.FIX_CONTENT_GIVEN_CHANGED, notes
         if error and not theirs.get("error"):
+            # results the harness refused (a tool_use left without its tool_result): the pairing, not the refusal
+            problem = results_problem(
+                mine.get("results") or [], theirs.get("results") or [], pairing_only=True
+            )
+            if problem:
+                return problem, notes
             if error["type"] == "APIError":
                 return texts.FIX_API_REFUSED.format(message=error["message"][:120]), notes
             return texts.FIX_ERROR_RAISED[when].format(error=error_text(error)), notes

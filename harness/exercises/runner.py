@@ -83,6 +83,11 @@ FAIL_THEN_WRITE = [
     {"type": "tool_use", "id": "toolu_f1", "name": "read_notes", "input": {"path": NOTES_FILE}},
     {**WRITE_THEN_READ[0], "id": "toolu_w4"},
 ]
+# One turn asking for the very same call twice (two ids): each is a request of its own, run and recorded.
+SAME_CALL_TWICE = [
+    {"type": "tool_use", "id": "toolu_s2", "name": "read_notes", "input": {"path": NOTES_FILE}},
+    {"type": "tool_use", "id": "toolu_s1", "name": "read_notes", "input": {"path": NOTES_FILE}},
+]
 KILL_MARK = ".check-killed"
 HOLD_S = 0.3
 
@@ -113,6 +118,9 @@ def situations(other_fs: str | None) -> list[dict]:
         {"key": "write_then_read", "group": "two_blocks", "direct": True, "content": WRITE_THEN_READ}
     )
     table.append(
+        {"key": "same_call_twice", "group": "two_blocks", "direct": True, "content": SAME_CALL_TWICE}
+    )
+    table.append(
         {
             "key": "two_blocks_kill",
             "group": "two_blocks",
@@ -136,6 +144,7 @@ class Watch:
         self.results: list = []
         self.blocks: list = []
         self.run = None
+        self.content_changed = False  # the function changed the model's response it was given
 
 
 WATCH: list[Watch | None] = [None]
@@ -215,10 +224,12 @@ def observed(fn):
         watch = WATCH[0]
         watch.inside = True
         watch.blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+        given = plain(content)
         try:
             results = fn(run, content)
         finally:
             watch.inside = False
+            watch.content_changed = watch.content_changed or plain(content) != given
         watch.results.append(plain(results))
         return results
 
@@ -317,6 +328,7 @@ def step(fn, s: dict, workdir: Path, resume: bool) -> dict:
     except BaseException as err:  # noqa: BLE001 (the learner's code raised: reported, never a traceback)
         facts["error"] = learner_error(err, SOURCE_NAME)
     facts["results"] = watch.results
+    facts["content_changed"] = watch.content_changed
     facts["saves"] = watch.saves
     return facts
 
