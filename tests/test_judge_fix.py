@@ -386,3 +386,14 @@ def test_results_the_harness_refuses_are_named_as_a_missing_pair_not_as_its_erro
     verdict = check_level2_fix(empty)
     assert not verdict.passed
     assert "tool_use_id が [] でした" in verdict.problems[0] and "HarnessError" not in verdict.problems[0]
+
+
+def test_a_right_fix_using_a_dataclass_defined_in_the_cell_passes():
+    with_dataclass = (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass Done:\n    output: str\n"
+        + LESSON_MINIMAL.replace(
+            "output = execute_tool(run, block)", "output = Done(execute_tool(run, block)).output"
+        )
+    )
+    verdict = check_level2_fix(with_dataclass)
+    assert verdict.passed, verdict.report()

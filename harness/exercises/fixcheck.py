@@ -323,7 +323,8 @@ def judge(verdict: Verdict, found: dict, time_limit: float) -> None:
         raise RuntimeError(f"runner ended with {found['runner_failed']}")
     if "load_error" in found:
         e = found["load_error"]
-        verdict.fail(texts.FIX_CELL_FAILED.format(error=error_text(e)))
+        missing = e.get("type") in ("NameError", "ImportError", "ModuleNotFoundError")
+        verdict.fail(texts.FIX_CELL_FAILED["missing" if missing else "other"].format(error=error_text(e)))
         return
     if "load_timeout" in found:
         verdict.fail(texts.JUDGE_CELL_ENDLESS.format(seconds=found["load_timeout"]))

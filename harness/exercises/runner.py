@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import traceback
+import types
 from pathlib import Path
 
 import harness
@@ -488,7 +489,10 @@ def run_situation(fn, s: dict, base: Path, who: str, time_limit: float) -> list[
 
 def load(source: str, name: str | None):
     """Execute the answer cell after the notebook's imports; its run_tool_uses function (or why there is none)."""
-    namespace: dict = {"__name__": "__learner__"}
+    # A module of its own, as a notebook's cells have __main__ (dataclasses, typing and pickle look it up by name).
+    module = types.ModuleType("__learner__")
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
     exec(compile(PRELUDE, "<prelude>", "exec"), namespace)  # noqa: S102
     before = set(namespace)
     # The cell's lines, so an error's line number comes with the line itself (compile() alone keeps no source).
