@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import uuid
@@ -34,13 +35,18 @@ if not Path(CHROMIUM).exists():
 BIN = Path(sys.executable).parent
 
 
-def wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
+def wait_for_http(url: str, proc: subprocess.Popen, output, timeout: float = 600) -> None:
+    """Until URL answers. A request is never cut short while the server works on it (Voilà answers its page only
+    once the notebook has run, which takes long on a busy machine; a request given up on would only be asked again);
+    `timeout` only ends a server that never answers."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}: {proc.stdout.read()[-2000:]}")
+            output.seek(0)
+            said = output.read().decode("utf-8", errors="replace")
+            raise RuntimeError(f"server exited with {proc.returncode}: {said[-2000:]}")
         try:
-            with urllib.request.urlopen(url, timeout=2):
+            with urllib.request.urlopen(url, timeout=max(1.0, deadline - time.monotonic())):
                 return
         except OSError:
             time.sleep(0.3)
@@ -80,11 +86,13 @@ def serve(command, cwd: Path, env: dict, ready_path: str) -> tuple[subprocess.Po
     free port is tried; the base path is this server's alone, so another run's server on that port never answers."""
     for _ in range(5):
         port, base = free_port(), f"/run-{uuid.uuid4().hex[:12]}/"
+        # Its output into a file, never a pipe nobody reads while the browser works (a full pipe stops the server).
+        output = tempfile.TemporaryFile()  # noqa: SIM115 (open as long as the server)
         proc = subprocess.Popen(
-            command(port, base), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            command(port, base), cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT
         )
         try:
-            wait_for_http(f"http://127.0.0.1:{port}{base}{ready_path}", proc)
+            wait_for_http(f"http://127.0.0.1:{port}{base}{ready_path}", proc, output)
             return proc, f"http://127.0.0.1:{port}{base}"
         except RuntimeError as err:  # the server exited
             if "in use" not in str(err) and "no available port" not in str(err):
