@@ -23,6 +23,10 @@ from site_browser import CHROMIUM, CHROMIUM_ARGS, free_port  # one launch recipe
 ARTIFACTS = ROOT / "test-artifacts"
 
 sync_api = pytest.importorskip("playwright.sync_api")
+# How long the page may take to show what a test waits for: a guard against a page that never shows it, not a speed
+# the machine must have (two suites side by side make a run of the harness behind a button take a minute).
+UI_WAIT_MS = 300_000
+sync_api.expect.set_options(timeout=UI_WAIT_MS)
 if not Path(CHROMIUM).exists():
     if os.environ.get("REQUIRE_BROWSER"):
         raise RuntimeError(
@@ -77,6 +81,16 @@ def sandbox(tmp_path_factory):
     ARTIFACTS.mkdir(exist_ok=True)
     SCREENS.mkdir(parents=True, exist_ok=True)
     return root, env
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """The server ended: asked first, killed if it does not end within a minute."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def serve(command, cwd: Path, env: dict, ready_path: str) -> tuple[subprocess.Popen, str]:
@@ -167,13 +181,13 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
     ① and ②; kill a slowed real process by hand; a parallel scenario. `on_top` brings the lab's buttons to the top of
     the screen (in Voila: the page as it opens)."""
     expect = sync_api.expect
-    page.wait_for_selector(".lab-view-effects", timeout=90_000)
+    page.wait_for_selector(".lab-view-effects")
     no_button_label_is_cut(page)
     page.get_by_label("② ツール完了・台帳未記録").check()
     page.get_by_label("write_report（3ターン目）").check()
     page.get_by_label("カーネル内（疑似キル）").check()
     page.locator("button.lab-run").click()
-    expect(page.locator(".lab-status")).to_contain_text("after-tool-run:3 で疑似キル", timeout=30_000)
+    expect(page.locator(".lab-status")).to_contain_text("after-tool-run:3 で疑似キル")
     expect(page.locator(".lab-view-effects")).to_contain_text("toolu_02")
     expect(page.locator(".lab-view-effects")).not_to_contain_text("toolu_03")
     expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
@@ -183,9 +197,7 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
     expect(page.locator(".lab-facts")).to_contain_text("台帳に pending の id: toolu_03 なし")
     facts_sit_by_the_buttons(page)
     page.locator("button.lab-resume").click()
-    expect(page.locator(".lab-branch")).to_contain_text(
-        "台帳ミスかつ副作用あり、判断不能、is_error を追加", timeout=30_000
-    )
+    expect(page.locator(".lab-branch")).to_contain_text("台帳ミスかつ副作用あり、判断不能、is_error を追加")
     expect(page.locator(".lab-transcript")).to_contain_text("write_report の実行状態が不明です")
     expect(page.locator(".lab-facts [data-fact='pendingToolUse'] mark.lab-fact-changed")).to_have_text(
         "null（← write_report (toolu_03)）"
@@ -198,7 +210,7 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
     the_decision_is_the_largest_text(page)
     # a second resume keeps the decision and says it had nothing to do
     page.locator("button.lab-resume").click()
-    expect(page.locator(".lab-branch")).to_contain_text("することはありませんでした", timeout=30_000)
+    expect(page.locator(".lab-branch")).to_contain_text("することはありませんでした")
     expect(page.locator(".lab-branch")).to_contain_text("is_error を追加")
     on_top(page)
     page.screenshot(path=str(SCREENS / f"{name}_resume.png"))
@@ -206,7 +218,7 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
     # compare mode: ① and ② on write_report; the conclusion on the first screen, the old decision gone
     page.locator("button.lab-compare").click()
     expect(page.locator(".lab-status")).to_contain_text(
-        "同一: checkpoint.json, effects.json ／ 異なる: tool-runs.log, report.txt", timeout=30_000
+        "同一: checkpoint.json, effects.json ／ 異なる: tool-runs.log, report.txt"
     )
     view = page.locator(".lab-compare-view")
     for file in ("checkpoint.json", "effects.json"):
@@ -222,7 +234,7 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
     # the same moment with a real process killed by SIGKILL, watched while it runs
     page.get_by_label("本物のプロセス（SIGKILL）").check()
     page.locator("button.lab-run").click()
-    expect(page.locator(".lab-status")).to_contain_text("SIGKILL で死にました", timeout=30_000)
+    expect(page.locator(".lab-status")).to_contain_text("SIGKILL で死にました")
     expect(page.locator(".lab-transcript")).to_contain_text(
         "[kill] after-tool-run:3 で SIGKILL（本物のキル）"
     )
@@ -232,7 +244,7 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
     expect(page.locator(".lab-view-effects")).not_to_contain_text("toolu_03")
     expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
     page.locator("button.lab-resume").click()
-    expect(page.locator(".lab-status")).to_contain_text("終了コード 0 で完了しました", timeout=30_000)
+    expect(page.locator(".lab-status")).to_contain_text("終了コード 0 で完了しました")
     expect(page.locator(".lab-branch")).to_contain_text("台帳ミスかつ副作用あり、判断不能、is_error を追加")
 
     # 今すぐキル in slow motion: where it landed, the command really run, the kill on the timeline
@@ -242,9 +254,9 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
     readout.press("Enter")
     page.locator("button.lab-run").click()
     expect(page.locator(".lab-where")).to_contain_text("実行中: HARNESS_SLOW_MS=800 python -m harness")
-    expect(page.locator(".lab-transcript")).to_contain_text("[turn 2][save A]", timeout=60_000)
+    expect(page.locator(".lab-transcript")).to_contain_text("[turn 2][save A]")
     page.locator("button.lab-kill").click()
-    expect(page.locator(".lab-status")).to_contain_text("今すぐキル: ", timeout=30_000)
+    expect(page.locator(".lab-status")).to_contain_text("今すぐキル: ")
     where = page.locator(".lab-where")
     expect(where).to_contain_text("実行したコマンド: HARNESS_SLOW_MS=800 python -m harness → ")
     expect(where).to_contain_text(re.compile(r"落ちた瞬間: (①|②|③|台帳記録済み).*ターン[23]"))
@@ -252,7 +264,6 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
     page.wait_for_function(
         "() => fetch(document.querySelector('img.lab-timeline').src).then(r => r.text())"
         ".then(t => t.includes('timeline-kill-by-hand'))",
-        timeout=30_000,
     )
     on_top(page)
     page.screenshot(path=str(SCREENS / f"{name}_kill.png"))
@@ -261,11 +272,11 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
     readout.fill("0")
     readout.press("Enter")
     page.locator("button.lab-resume").click()
-    expect(page.locator(".lab-status")).to_contain_text("終了コード 0 で完了しました", timeout=30_000)
+    expect(page.locator(".lab-status")).to_contain_text("終了コード 0 で完了しました")
 
     # another scenario: the pending set, crashed in the middle of its second turn; one resume, two branches
     page.locator(".lab-scenario select").select_option(label="並列: 1ターンに複数のツール（--parallel）")
-    expect(page.locator(".lab-status")).to_contain_text("シナリオを「並列」に切り替え", timeout=30_000)
+    expect(page.locator(".lab-status")).to_contain_text("シナリオを「並列」に切り替え")
     expect(page.locator("button.lab-compare")).to_be_disabled()
     page.get_by_label("カーネル内（疑似キル）").check()
     page.get_by_label("台帳記録済み・B未保存（レッスンのデモ）").check()
@@ -274,14 +285,14 @@ def drive_crash_lab(page, name: str, on_top=buttons_on_top) -> None:
         "CRASH_AFTER=after-effect-write:3 python -m harness --parallel"
     )
     page.locator("button.lab-run").click()
-    expect(page.locator(".lab-status")).to_contain_text("after-effect-write:3 で疑似キル", timeout=30_000)
+    expect(page.locator(".lab-status")).to_contain_text("after-effect-write:3 で疑似キル")
     facts = page.locator(".lab-facts")
     expect(facts).to_contain_text("pendingToolUses: [write_report (toolu_03), write_report (toolu_04)]")
     expect(facts).to_contain_text("台帳に pending の id: toolu_03 あり・toolu_04 なし")
     page.locator("button.lab-resume").click()
     branch = page.locator(".lab-branch")
     expect(branch).to_contain_text(
-        "tool_use_id=toolu_03 name=write_report 台帳ヒット、結果を再利用、再実行しない", timeout=30_000
+        "tool_use_id=toolu_03 name=write_report 台帳ヒット、結果を再利用、再実行しない"
     )
     expect(branch).to_contain_text(
         "tool_use_id=toolu_04 name=write_report 台帳ミスかつ副作用あり、判断不能、is_error を追加"
@@ -317,6 +328,7 @@ def test_crash_lab_in_jupyterlab(sandbox):
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport=SCREEN)
+            page.set_default_timeout(UI_WAIT_MS)
             page.goto(f"{url}lab/tree/crash_lab.ipynb")
             page.wait_for_function(
                 "window.jupyterapp && window.jupyterapp.shell.currentWidget"
@@ -325,7 +337,6 @@ def test_crash_lab_in_jupyterlab(sandbox):
                 " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
                 " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
                 " === 'idle'",
-                timeout=90_000,
             )
             page.evaluate("window.jupyterapp.shell.activateById('filebrowser')")
             sync_api.expect(page.locator("#filebrowser")).to_be_visible()
@@ -336,8 +347,7 @@ def test_crash_lab_in_jupyterlab(sandbox):
             drive_crash_lab(page, "crash_lab_jupyterlab_1280x720")
             browser.close()
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        stop(proc)
 
 
 def voila_top(page) -> None:
@@ -366,8 +376,9 @@ def test_crash_lab_in_voila(sandbox):
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport=SCREEN, device_scale_factor=1.5)
-            page.goto(url, timeout=90_000)
-            page.wait_for_selector(".lab-root button.lab-run", timeout=90_000)
+            page.set_default_timeout(UI_WAIT_MS)
+            page.goto(url)
+            page.wait_for_selector(".lab-root button.lab-run")
             within_the_screen(page, "button.lab-run")
             top = page.locator(".lab-root").bounding_box()
             assert top and top["y"] < 100, top  # nothing before the lab but the page's margin
@@ -375,5 +386,4 @@ def test_crash_lab_in_voila(sandbox):
             drive_crash_lab(page, "crash_lab_voila_1920x1080_at_150", on_top=voila_top)
             browser.close()
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        stop(proc)
