@@ -20,6 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# How long a test lets a page take to show what it waits for: a guard against a page that never shows it, not a speed
+# the machine must have (two suites side by side make a run of the harness behind a button take a minute; Playwright's
+# own default is 5 s).
+UI_WAIT_MS = 300_000
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",

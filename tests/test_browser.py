@@ -18,14 +18,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from site_browser import CHROMIUM, CHROMIUM_ARGS, free_port  # one launch recipe for every browser test
+from site_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    UI_WAIT_MS,
+    free_port,
+)  # one launch recipe for every browser test
 
 ARTIFACTS = ROOT / "test-artifacts"
 
 sync_api = pytest.importorskip("playwright.sync_api")
-# How long the page may take to show what a test waits for: a guard against a page that never shows it, not a speed
-# the machine must have (two suites side by side make a run of the harness behind a button take a minute).
-UI_WAIT_MS = 300_000
 sync_api.expect.set_options(timeout=UI_WAIT_MS)
 if not Path(CHROMIUM).exists():
     if os.environ.get("REQUIRE_BROWSER"):

@@ -24,6 +24,7 @@ if not Path(sb.CHROMIUM).exists():
         raise RuntimeError(f"REQUIRE_BROWSER is set but Chromium is missing at {sb.CHROMIUM}")
     pytest.skip("Chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
+sync_api.expect.set_options(timeout=sb.UI_WAIT_MS)
 # Spread over the workers: each has its own server and browser, on the one site built once (the `site` fixture).
 pytestmark = pytest.mark.any_worker
 
@@ -65,6 +66,7 @@ def opened(browser, site: str, notebook: str):
     """The notebook opened in the site, in a fresh browser context (closed afterwards, whatever happened)."""
     chromium, refused = browser
     context, page = sb.new_page(chromium, refused)
+    context.set_default_timeout(sb.UI_WAIT_MS)
     try:
         sb.open_notebook(page, site, notebook)
         yield page
@@ -98,12 +100,12 @@ def test_crash_lab_runs_moment_two_then_resumes_in_the_browser(site, browser):
         out = sb.text_of(sb.run_all(page))
         assert not any(mark in out for mark in TRACEBACK_MARKS), out[-3000:]
         expect = sync_api.expect
-        page.wait_for_selector(".lab-view-effects", timeout=120_000)
+        page.wait_for_selector(".lab-view-effects")
         assert page.get_by_label("本物のプロセス（SIGKILL）").count() == 0  # nothing to start or kill here
         page.get_by_label("② ツール完了・台帳未記録").check()
         page.get_by_label("write_report（3ターン目）").check()
         page.locator("button.lab-run").click()
-        expect(page.locator(".lab-status")).to_contain_text("after-tool-run:3 で疑似キル", timeout=120_000)
+        expect(page.locator(".lab-status")).to_contain_text("after-tool-run:3 で疑似キル")
         at_moment_two_then_is_error(page)
         expect(page.locator(".lab-transcript")).to_contain_text("write_report の実行状態が不明です")
         # not run a second time
@@ -118,9 +120,7 @@ def at_moment_two_then_is_error(page) -> None:
     expect(page.locator(".lab-view-effects")).not_to_contain_text("toolu_03")
     expect(page.locator(".lab-view-log")).to_contain_text("write_report toolu_03")
     page.locator("button.lab-resume").click()
-    expect(page.locator(".lab-branch")).to_contain_text(
-        "台帳ミスかつ副作用あり、判断不能、is_error を追加", timeout=120_000
-    )
+    expect(page.locator(".lab-branch")).to_contain_text("台帳ミスかつ副作用あり、判断不能、is_error を追加")
     expect(page.locator(".lab-view-log")).not_to_contain_text("write_report toolu_04")
 
 
@@ -210,7 +210,7 @@ def test_crash_lab_kills_the_interpreter_and_resumes_in_a_fresh_one(site, browse
     with opened(browser, site, "notebooks/crash_lab.ipynb") as page:
         out = sb.text_of(sb.run_all(page))
         assert not any(mark in out for mark in TRACEBACK_MARKS), out[-3000:]
-        page.wait_for_selector(".lab-view-effects", timeout=120_000)
+        page.wait_for_selector(".lab-view-effects")
         sb.execute(page, "BEFORE_THE_KILL = 1")
         sb.real_kill_at_moment_two(page)
         # a new interpreter: what the old one held is gone; the folder on /drive is as the kill left it
