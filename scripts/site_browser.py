@@ -101,10 +101,12 @@ def served(site: Path = SITE):
         if port is None:
             raise RuntimeError(f"http.server did not start: {said!r}")
         base = f"http://127.0.0.1:{port.group(1)}/"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600  # only a server that never answers; a request is never cut short
         while True:
             try:
-                with urllib.request.urlopen(base + "jupyter-lite.json", timeout=2):
+                with urllib.request.urlopen(
+                    base + "jupyter-lite.json", timeout=max(1.0, deadline - time.monotonic())
+                ):
                     break
             except OSError:
                 if time.monotonic() > deadline or proc.poll() is not None:
