@@ -1054,6 +1054,50 @@ def run_advice(line: str, cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, env=full, timeout=120, check=False)  # fmt: skip
 
 
+def test_the_watch_and_a_waiting_thread_asking_about_the_lock_at_once_never_trip_over_each_other():
+    """Seen under load: both found the lock's connection dropped, the second closed it after the first had, and its
+    AttributeError ended the task as "ワークフローはエラーで終わりました … 再開できません" (a wrong hint: it is resumable)."""
+    import threading
+    import types
+
+    import sqlalchemy as sa
+
+    from harness.beyond.dbos_worker import TaskLock
+
+    closed = []
+
+    class Dropped:  # the lock's connection once the server has gone: each query fails after a moment
+        def execute(self, *args):
+            time.sleep(0.2)
+            raise sa.exc.OperationalError(
+                "SELECT 1", {}, Exception("server closed the connection unexpectedly")
+            )
+
+        def close(self):
+            closed.append(1)
+
+    def refused():
+        raise sa.exc.OperationalError("connect", {}, Exception("connection refused"))
+
+    lock = TaskLock(types.SimpleNamespace(sqlite=None, secrets=(), url="postgresql://x"), "sales-report")
+    lock.conn, lock._take_postgres = Dropped(), refused
+    said, raised = [], []
+
+    def ask():
+        try:
+            said.append(lock.check())
+        except Exception as err:  # noqa: BLE001
+            raised.append(err)
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert raised == []
+    assert said == ["connection refused", "connection refused"] and closed == [1]
+
+
 def test_postgres_gone_past_the_deadline_ends_with_one_message_and_the_command_that_resumes(
     tmp_path, postgres, cluster
 ):

@@ -115,6 +115,9 @@ class TaskLock:
         self.fd: int | None = None
         self.conn = None
         self.engine = None
+        # The watch thread and a thread waiting for the database both ask: one at a time on the lock's connection
+        # (two at once, the second closed what the first had already dropped: "'NoneType' ... 'close'").
+        self.asking = threading.Lock()
 
     def take(self) -> bool:
         """True when this worker now holds the task; False when a live process holds it."""
@@ -167,6 +170,10 @@ class TaskLock:
         when another worker took the task meanwhile."""
         if self.db.sqlite is not None:
             return probe(self.db)  # a record lock lasts as long as the process
+        with self.asking:
+            return self._check_postgres()
+
+    def _check_postgres(self) -> str | None:
         try:
             if self.conn is not None:
                 self.conn.execute(sa.text("SELECT 1")).scalar()
