@@ -397,3 +397,11 @@ def test_a_right_fix_using_a_dataclass_defined_in_the_cell_passes():
     )
     verdict = check_level2_fix(with_dataclass)
     assert verdict.passed, verdict.report()
+
+
+def test_a_ledger_that_differs_only_past_what_is_shown_says_how_long_each_result_is():
+    cut = variant(
+        '{"name": block["name"], "result": output,', '{"name": block["name"], "result": output[:50],'
+    )
+    verdict = check_level2_fix(cut)
+    assert not verdict.passed and "50 文字）" in verdict.problems[0]

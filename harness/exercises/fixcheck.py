@@ -469,10 +469,16 @@ def text_of(content: object) -> object:
 def ledger_text(ledger: dict) -> str:
     if not ledger:
         return texts.FIX_LEDGER_EMPTY
-    return texts.LIST_JOIN.join(
-        texts.FIX_LEDGER_RECORD.format(id=k, result=show(v.get("result") if isinstance(v, dict) else v, 24))
-        for k, v in ledger.items()
-    )
+    records = []
+    for k, v in ledger.items():
+        result = v.get("result") if isinstance(v, dict) else v
+        if isinstance(result, str):  # with its length: two results cut to the same start still differ there
+            records.append(
+                texts.FIX_LEDGER_RECORD["text"].format(id=k, result=show(result, 24), length=len(result))
+            )
+        else:
+            records.append(texts.FIX_LEDGER_RECORD["other"].format(id=k, result=show(result, 24)))
+    return texts.LIST_JOIN.join(records)
 
 
 def compare(s: dict, time_limit: float) -> tuple[str | None, list[str]]:
